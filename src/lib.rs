@@ -1,0 +1,1 @@
+//! Integration tests and examples for toolnexus live in `tests/` and `examples/`.

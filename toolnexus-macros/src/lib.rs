@@ -1,0 +1,1 @@
+//! Procedural macros for [toolnexus](https://docs.rs/toolnexus): `#[tool]` and `toolkit![]`.

@@ -1,0 +1,71 @@
+//! Provider adapters (SPEC §0.7, §4): the tool list rendered in each provider's
+//! function-calling shape. Schema only — nothing here touches a network.
+//!
+//! Over a [`Toolkit`](crate::Toolkit) the order is sorted by name; over an explicit slice it
+//! is the order given, which is how a caller pins a non-alphabetical order.
+//!
+//! ```
+//! use toolnexus::{adapter, Tool, ToolResult};
+//!
+//! let search = Tool::new("search", |_, _| async { ToolResult::success("") })
+//!     .with_description("Search the catalog");
+//! let refund = Tool::new("refund", |_, _| async { ToolResult::success("") });
+//! let tools = adapter::to_openai(&[search, refund]); // your order, not sorted
+//! assert_eq!(
+//!     serde_json::to_string(&tools).unwrap(),
+//!     r#"[{"type":"function","function":{"name":"search","description":"Search the catalog","parameters":{"type":"object"}}},{"type":"function","function":{"name":"refund","description":"","parameters":{"type":"object"}}}]"#
+//! );
+//! assert_eq!(adapter::to_anthropic(&[]), Vec::<serde_json::Value>::new());
+//! assert_eq!(serde_json::to_string(&adapter::to_gemini(&[])).unwrap(), r#"[{"functionDeclarations":[]}]"#);
+//! ```
+
+use serde_json::{Value, json};
+
+use crate::tool::Tool;
+
+/// OpenAI: `[{type:"function", function:{name, description, parameters}}]`.
+pub fn to_openai<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Vec<Value> {
+    tools
+        .into_iter()
+        .map(|t| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": t.name(),
+                    "description": t.description(),
+                    "parameters": t.input_schema(),
+                }
+            })
+        })
+        .collect()
+}
+
+/// Anthropic: `[{name, description, input_schema}]`.
+pub fn to_anthropic<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Vec<Value> {
+    tools
+        .into_iter()
+        .map(|t| {
+            json!({
+                "name": t.name(),
+                "description": t.description(),
+                "input_schema": t.input_schema(),
+            })
+        })
+        .collect()
+}
+
+/// Gemini: one wrapper `[{functionDeclarations:[{name, description, parameters}]}]`, also
+/// when there are no tools (like the other ports).
+pub fn to_gemini<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Vec<Value> {
+    let declarations: Vec<Value> = tools
+        .into_iter()
+        .map(|t| {
+            json!({
+                "name": t.name(),
+                "description": t.description(),
+                "parameters": t.input_schema(),
+            })
+        })
+        .collect();
+    vec![json!({ "functionDeclarations": declarations })]
+}

@@ -1,0 +1,54 @@
+//! # toolnexus
+//!
+//! One uniform set of tools for any LLM — your own Rust functions, MCP servers, `SKILL.md`
+//! skills, built-in shell and file tools, HTTP endpoints — plus the loop that drives a model
+//! with them. The Rust member of the toolnexus family: byte-compatible with the other ports
+//! (SPEC `muthuishere/toolnexus`).
+//!
+//! ```
+//! use serde_json::json;
+//! use toolnexus::{Tool, ToolContext, ToolResult, Toolkit};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let lookup = Tool::new("lookup", |args: serde_json::Value, _: ToolContext| async move {
+//!     match args["id"].as_str() {
+//!         Some(id) => ToolResult::success(format!("customer {id}")),
+//!         // The model reads this and calls again with an id.
+//!         None => ToolResult::failure("missing required argument: id"),
+//!     }
+//! })
+//! .with_description("Look a customer up by id");
+//! let tk = Toolkit::new([lookup]);
+//! let r = tk.execute("lookup", json!({}), ToolContext::default()).await;
+//! assert_eq!(r.to_json(), r#"{"output":"missing required argument: id","isError":true}"#);
+//! let r = tk.execute("lookup", json!({"id": "42"}), ToolContext::default()).await;
+//! assert_eq!(r.to_json(), r#"{"output":"customer 42","isError":false}"#);
+//! # });
+//! ```
+#![warn(missing_docs)]
+
+pub mod adapter;
+pub mod content;
+pub mod context;
+pub mod result;
+pub mod suspend;
+pub mod tool;
+pub mod toolkit;
+
+pub use content::ContentPart;
+pub use context::{CancellationToken, ToolContext};
+pub use result::ToolResult;
+pub use suspend::{Answer, Request};
+pub use tool::{Tool, ToolFuture, ToolSource, sanitize};
+pub use toolkit::{Closeable, Toolkit};
+
+/// Re-exported so a user's schemars version can never skew against ours.
+pub use schemars;
+
+/// Paths the macro-generated code reaches its dependencies through. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+}

@@ -1,0 +1,212 @@
+//! Suspension (SPEC §10): a tool that needs an out-of-band resolution — a login, an
+//! approval, a human's answer — returns an ordinary failed [`ToolResult`] whose
+//! `metadata.pending` is a [`Request`]. The client calls the host's `wait_for(request)` and
+//! re-executes the tool once with the [`Answer`] in
+//! [`ToolContext::answer`](crate::ToolContext::answer).
+//!
+//! `Request` and `Answer` are wire data: their keys are fixed across every port.
+//!
+//! ```
+//! use toolnexus::suspend::{answer_output, make_request, suspend};
+//!
+//! let request = make_request("input", "Which city?", None);
+//! let result = suspend(request.clone());
+//! assert!(result.is_error);
+//! assert_eq!(result.pending(), Some(request.clone()));
+//!
+//! let answer = answer_output(&request.id, "Chennai");
+//! assert_eq!(
+//!     serde_json::to_value(&answer).unwrap(),
+//!     serde_json::json!({"id": request.id, "ok": true, "data": {"output": "Chennai"}})
+//! );
+//! ```
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::result::ToolResult;
+
+/// What a suspended tool is waiting for. Keys are byte-identical across ports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Unique per suspension; the correlation key an [`Answer`] echoes.
+    pub id: String,
+    /// Open vocabulary: `authorization`, `approval`, `input`, `question`, `tool_call`, …
+    pub kind: String,
+    /// What is being asked, in human words.
+    pub prompt: String,
+    /// Present when the action happens at a link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Kind-specific extras (`data.schema`, `data.questions`, `data.calls`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Map<String, Value>>,
+    /// RFC 3339; the request is stale after this.
+    #[serde(rename = "expiresAt", default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// Why a request was not satisfied (advisory: the loop branches only on [`Answer::ok`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerReason {
+    /// An explicit refusal.
+    Declined,
+    /// A dismissal.
+    Cancelled,
+    /// The request went stale.
+    Expired,
+}
+
+/// The resolution of a [`Request`]. Keys are byte-identical across ports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// Echoes [`Request::id`].
+    pub id: String,
+    /// Satisfied, versus declined / cancelled / expired.
+    pub ok: bool,
+    /// Kind-specific payload (e.g. `{"output": "…"}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// Only when `ok` is false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<AnswerReason>,
+}
+
+static SEQ: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh request id, `pnd-<unix ms in hex>-<sequence>` like the other ports.
+pub fn new_request_id() -> String {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("pnd-{ms:x}-{}", SEQ.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Build a [`Request`] with a generated id.
+pub fn make_request(
+    kind: impl Into<String>,
+    prompt: impl Into<String>,
+    data: Option<Map<String, Value>>,
+) -> Request {
+    Request {
+        id: new_request_id(),
+        kind: kind.into(),
+        prompt: prompt.into(),
+        url: None,
+        data,
+        expires_at: None,
+    }
+}
+
+/// The suspension result for `request`: `isError: true`, output = the prompt (plus the URL on
+/// its own line when present), `metadata.pending` = the request.
+pub fn suspend(request: Request) -> ToolResult {
+    let output = match &request.url {
+        Some(url) => format!("{}\n{url}", request.prompt),
+        None => request.prompt.clone(),
+    };
+    let pending = serde_json::to_value(&request).expect("a Request always serializes");
+    ToolResult::failure(output).with_meta("pending", pending)
+}
+
+/// The suspension a result carries, if any.
+pub fn pending_of(result: &ToolResult) -> Option<Request> {
+    result.pending()
+}
+
+/// Sugar for the common case: a `kind:"authorization"` suspension at a login URL.
+///
+/// ```
+/// let r = toolnexus::suspend::auth_required("https://login.example/authorize", None);
+/// assert_eq!(r.output, "Authorization required to continue\nhttps://login.example/authorize");
+/// assert_eq!(r.pending().unwrap().kind, "authorization");
+/// ```
+pub fn auth_required(url: impl Into<String>, prompt: Option<&str>) -> ToolResult {
+    let mut request = make_request(
+        "authorization",
+        prompt.unwrap_or("Authorization required to continue"),
+        None,
+    );
+    request.url = Some(url.into());
+    suspend(request)
+}
+
+/// The answer that supplies a human's typed reply: `{id, ok:true, data:{output}}`.
+/// Taking a string (not any value) is the point: a wrong payload cannot silently
+/// degrade to `""`.
+pub fn answer_output(id: impl Into<String>, output: impl Into<String>) -> Answer {
+    Answer {
+        id: id.into(),
+        ok: true,
+        data: Some(json!({ "output": output.into() })),
+        reason: None,
+    }
+}
+
+/// Like [`answer_output`], with `data.isError: true`: the value arrived but is itself a failure.
+///
+/// ```
+/// let a = toolnexus::suspend::answer_output_error("sus-2", "not-a-real-city");
+/// assert_eq!(
+///     serde_json::to_string(&a).unwrap(),
+///     r#"{"id":"sus-2","ok":true,"data":{"output":"not-a-real-city","isError":true}}"#
+/// );
+/// ```
+pub fn answer_output_error(id: impl Into<String>, output: impl Into<String>) -> Answer {
+    Answer {
+        id: id.into(),
+        ok: true,
+        data: Some(json!({ "output": output.into(), "isError": true })),
+        reason: None,
+    }
+}
+
+/// The answer that refuses a request: `{id, ok:false, reason}`.
+pub fn answer_declined(id: impl Into<String>, reason: AnswerReason) -> Answer {
+    Answer {
+        id: id.into(),
+        ok: false,
+        data: None,
+        reason: Some(reason),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_wire_keys_are_fixed() {
+        let mut r = make_request("input", "Which city?", None);
+        r.id = "sus-1".into();
+        r.expires_at = Some("2026-12-02T00:00:00Z".into());
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"id":"sus-1","kind":"input","prompt":"Which city?","expiresAt":"2026-12-02T00:00:00Z"}"#
+        );
+        let declined = answer_declined("sus-1", AnswerReason::Declined);
+        assert_eq!(
+            serde_json::to_string(&declined).unwrap(),
+            r#"{"id":"sus-1","ok":false,"reason":"declined"}"#
+        );
+    }
+
+    #[test]
+    fn ids_are_unique() {
+        assert_ne!(new_request_id(), new_request_id());
+        assert!(new_request_id().starts_with("pnd-"));
+    }
+
+    #[test]
+    fn suspension_round_trips_through_metadata() {
+        let req = make_request("approval", "Approve the refund?", None);
+        let res = suspend(req.clone());
+        assert!(res.is_pending());
+        assert_eq!(pending_of(&res), Some(req));
+        assert_eq!(pending_of(&ToolResult::success("done")), None);
+    }
+}
