@@ -107,3 +107,429 @@ fn config_rejects_wrong_types_with_a_clear_error() {
         assert!(err.contains("invalid type"), "{bad}: {err}");
     }
 }
+
+/// The result as compact JSON, for exact comparisons of output, isError and metadata.
+fn j(r: &ToolResult) -> String {
+    r.to_json()
+}
+
+/// Every built-in refuses a non-object argument and names a missing required field.
+#[tokio::test]
+async fn malformed_arguments_are_errors_naming_the_problem() {
+    let cases = [
+        ("bash", json!({}), "bash: command is required"),
+        (
+            "bash",
+            json!({"command": 7}),
+            "bash: command must be a string, got number",
+        ),
+        (
+            "bash",
+            json!({"command": "true", "timeout": "5"}),
+            "bash: timeout must be a number, got string",
+        ),
+        (
+            "read",
+            json!([1]),
+            "read: arguments must be a JSON object, got array",
+        ),
+        (
+            "read",
+            json!({"path": "x", "offset": true}),
+            "read: offset must be a number, got boolean",
+        ),
+        ("write", json!({"path": "x"}), "write: content is required"),
+        ("write", json!(null), "write: path is required"),
+        (
+            "edit",
+            json!({"path": "x", "oldString": "a"}),
+            "edit: newString is required",
+        ),
+        (
+            "edit",
+            json!({"path": "x", "oldString": "", "newString": "b"}),
+            "edit: oldString is required",
+        ),
+        (
+            "edit",
+            json!({"path": "x", "oldString": "a", "newString": "b", "replaceAll": "yes"}),
+            "edit: replaceAll must be a boolean, got string",
+        ),
+        (
+            "grep",
+            json!({"pattern": "x", "limit": "3"}),
+            "grep: limit must be a number, got string",
+        ),
+        (
+            "glob",
+            json!({"pattern": ["*"]}),
+            "glob: pattern must be a string, got array",
+        ),
+        ("webfetch", json!({}), "webfetch: url is required"),
+        (
+            "webfetch",
+            json!({"url": "http://127.0.0.1:1/", "format": "pdf"}),
+            "webfetch: format must be one of text, markdown, html, got \"pdf\"",
+        ),
+        (
+            "question",
+            json!({"questions": "why?"}),
+            "question: questions must be an array, got string",
+        ),
+        (
+            "question",
+            json!({"questions": [{"header": "h"}]}),
+            "question: questions[0].question is required",
+        ),
+        (
+            "question",
+            json!({"questions": [{"question": "q", "options": ["a", 2]}]}),
+            "question: questions[0].options[1] must be a string, got number",
+        ),
+        (
+            "question",
+            json!({"questions": [{"question": "q", "multiple": "no"}]}),
+            "question: questions[0].multiple must be a boolean, got string",
+        ),
+        (
+            "apply_patch",
+            json!({"patchText": ""}),
+            "apply_patch: patchText is required",
+        ),
+        ("todowrite", json!({}), "todowrite: todos is required"),
+        (
+            "todowrite",
+            json!({"todos": [{"id": "1", "text": "a"}]}),
+            "todowrite: todos[0].completed is required",
+        ),
+        (
+            "todowrite",
+            json!({"todos": [3]}),
+            "todowrite: todos[0] must be an object, got number",
+        ),
+        (
+            "todowrite",
+            json!({"todos": [{"id": 1, "text": "a", "completed": false}]}),
+            "todowrite: todos[0].id must be a string, got number",
+        ),
+    ];
+    for (tool, args, want) in cases {
+        let r = call(tool, args.clone()).await;
+        assert_eq!(
+            j(&r),
+            json!({"output": want, "isError": true}).to_string(),
+            "{tool} {args}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// bash
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn bash_returns_combined_output_and_the_exit_code() {
+    let r = call("bash", json!({"command": "echo hi"})).await;
+    assert_eq!(
+        j(&r),
+        r#"{"output":"hi\n","isError":false,"metadata":{"shell":"/bin/sh -c","exitCode":0}}"#
+    );
+    // stdout and stderr share one pipe, so their order is the order written.
+    let r = call(
+        "bash",
+        json!({"command": "echo out; echo err >&2; echo out2; exit 3"}),
+    )
+    .await;
+    assert_eq!(
+        j(&r),
+        r#"{"output":"out\nerr\nout2\n\nbash: command exited with code 3","isError":true,"metadata":{"shell":"/bin/sh -c","exitCode":3}}"#
+    );
+    // A signalled shell reports minus the signal number, as Python's returncode does.
+    let r = call("bash", json!({"command": "kill -9 $$"})).await;
+    assert_eq!(r.output, "\nbash: command exited with code -9");
+    // The command does not inherit the host's stdin.
+    let r = call("bash", json!({"command": "cat; echo done"})).await;
+    assert_eq!(r.output, "done\n");
+}
+
+#[tokio::test]
+async fn bash_runs_in_workdir() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("marker.txt"), "").unwrap();
+    let workdir = dir.path().to_str().unwrap();
+    let r = call(
+        "bash",
+        json!({"command": "ls", "workdir": workdir, "description": "list"}),
+    )
+    .await;
+    assert_eq!(r.output, "marker.txt\n");
+    let missing = dir.path().join("nope");
+    let r = call("bash", json!({"command": "ls", "workdir": missing})).await;
+    assert_eq!(
+        r.output,
+        format!("bash: workdir not found: {}", missing.display())
+    );
+    let file = dir.path().join("marker.txt");
+    let r = call("bash", json!({"command": "ls", "workdir": file})).await;
+    assert_eq!(
+        r.output,
+        format!("bash: workdir {} is not a directory", file.display())
+    );
+}
+
+/// `true` once `pid` has exited (gone, or a zombie nobody has reaped yet).
+fn process_gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Wait (bounded) for `pid` to exit.
+async fn wait_gone(pid: &str) -> bool {
+    for _ in 0..100 {
+        if process_gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn bash_timeout_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let command = format!("echo started; sleep 30 & echo $! > {}; wait", pidfile.display());
+    let start = std::time::Instant::now();
+    let r = call("bash", json!({"command": command, "timeout": 500})).await;
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(
+        j(&r),
+        r#"{"output":"bash: command timed out after 500ms\nstarted\n","isError":true,"metadata":{"shell":"/bin/sh -c","timedOut":true,"killedTree":true}}"#
+    );
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    assert!(
+        wait_gone(pid.trim()).await,
+        "grandchild sleep {pid} survived the timeout"
+    );
+}
+
+#[tokio::test]
+async fn bash_timeout_escalates_to_sigkill_when_sigterm_is_ignored() {
+    let start = std::time::Instant::now();
+    let r = call(
+        "bash",
+        json!({"command": "trap '' TERM; echo stubborn; sleep 30", "timeout": 200}),
+    )
+    .await;
+    let elapsed = start.elapsed();
+    assert!(elapsed < std::time::Duration::from_secs(10), "{elapsed:?}");
+    assert!(r.is_error);
+    assert_eq!(r.output, "bash: command timed out after 200ms\nstubborn\n");
+}
+
+#[tokio::test]
+async fn cancelling_a_bash_call_stops_its_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let command = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
+    let tool = builtin::all().remove(0);
+    let ctx = ToolContext::default();
+    let token = ctx.cancel.clone();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        token.cancel();
+    });
+    let r = tool.execute(json!({"command": command}), ctx).await;
+    canceller.await.unwrap();
+    assert_eq!(r.output, "tool \"bash\" was cancelled");
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    assert!(
+        wait_gone(pid.trim()).await,
+        "grandchild sleep {pid} survived the cancellation"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// read / write / edit
+// ---------------------------------------------------------------------------------------
+
+fn path_of(dir: &tempfile::TempDir, name: &str) -> String {
+    dir.path().join(name).to_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn read_returns_text_or_a_one_based_line_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = path_of(&dir, "f.txt");
+    std::fs::write(&f, "a\nb\nc\n").unwrap();
+    let read = |args: Value| call("read", args);
+    assert_eq!(
+        j(&read(json!({"path": f})).await),
+        r#"{"output":"a\nb\nc\n","isError":false}"#
+    );
+    assert_eq!(
+        read(json!({"path": f, "offset": 2, "limit": 1})).await.output,
+        "b"
+    );
+    assert_eq!(read(json!({"path": f, "offset": 2})).await.output, "b\nc\n");
+    // Lines are what splitting on "\n" gives: the trailing newline ends in an empty line.
+    assert_eq!(read(json!({"path": f, "offset": 3})).await.output, "c\n");
+    assert_eq!(read(json!({"path": f, "limit": 2})).await.output, "a\nb");
+    assert_eq!(read(json!({"path": f, "limit": 0})).await.output, "");
+    assert_eq!(
+        read(json!({"path": f, "offset": 0, "limit": 1})).await.output,
+        "a"
+    );
+    assert_eq!(
+        read(json!({"path": f, "offset": 2.9, "limit": 1.5})).await.output,
+        "b"
+    );
+    assert_eq!(
+        read(json!({"path": f, "offset": 99})).await,
+        ToolResult::success("")
+    );
+}
+
+#[tokio::test]
+async fn read_refuses_what_is_not_a_readable_text_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = path_of(&dir, "nope.txt");
+    let r = call("read", json!({"path": missing})).await;
+    assert_eq!(
+        j(&r),
+        json!({"output": format!("read: file not found: {missing}"), "isError": true}).to_string()
+    );
+    let d = dir.path().to_str().unwrap();
+    let r = call("read", json!({"path": d})).await;
+    assert_eq!(r.output, format!("read: {d} is a directory, not a file"));
+    assert!(r.is_error);
+    let r = call("read", json!({"path": d, "offset": 1})).await;
+    assert_eq!(r.output, format!("read: {d} is a directory, not a file"));
+    let bin = path_of(&dir, "a.bin");
+    std::fs::write(&bin, b"ELF\0\x01\x02").unwrap();
+    let r = call("read", json!({"path": bin})).await;
+    assert_eq!(r.output, format!("read: {bin} is a binary file, not text"));
+    let latin1 = path_of(&dir, "l1.txt");
+    std::fs::write(&latin1, b"caf\xe9\n").unwrap();
+    let r = call("read", json!({"path": latin1})).await;
+    assert_eq!(r.output, format!("read: {latin1} is not valid UTF-8 text"));
+    let r = call("read", json!({"path": latin1, "limit": 1})).await;
+    assert_eq!(r.output, format!("read: {latin1} is not valid UTF-8 text"));
+    assert!(r.is_error);
+}
+
+#[tokio::test]
+async fn read_is_bounded_on_huge_files_but_can_window_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = path_of(&dir, "big.log");
+    let line = "0123456789abcdef0123456789abcdef0123456789abcdef012345678\n"; // 58 bytes
+    let lines = 11 * 1024 * 1024 / line.len() + 1;
+    std::fs::write(&big, line.repeat(lines)).unwrap();
+    let size = std::fs::metadata(&big).unwrap().len();
+    let r = call("read", json!({"path": big})).await;
+    assert_eq!(
+        r.output,
+        format!("read: {big} is {size} bytes, over the 10485760-byte limit")
+    );
+    assert!(r.is_error);
+    let r = call("read", json!({"path": big, "offset": lines, "limit": 1})).await;
+    assert_eq!(r.output, line.trim_end());
+    let r = call("read", json!({"path": big})).await;
+    assert!(r.is_error);
+    let r = call("read", json!({"path": big, "offset": 1})).await;
+    assert_eq!(
+        r.output,
+        format!("read: the requested lines of {big} exceed the 10485760-byte limit; pass a smaller limit")
+    );
+}
+
+#[tokio::test]
+async fn read_returns_media_files_as_content_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = path_of(&dir, "dot.PNG");
+    std::fs::write(&png, [0x89, b'P', b'N', b'G']).unwrap();
+    let r = call("read", json!({"path": png})).await;
+    assert_eq!(
+        j(&r),
+        json!({
+            "output": format!("{png} (image/png, 4 bytes)"),
+            "isError": false,
+            "parts": [{"type": "image", "mimeType": "image/png", "data": "iVBORw==", "name": "dot.PNG"}],
+        })
+        .to_string()
+    );
+    let r = call("read", json!({"path": path_of(&dir, "none.pdf")})).await;
+    assert_eq!(
+        r.output,
+        format!("read: file not found: {}", path_of(&dir, "none.pdf"))
+    );
+}
+
+#[tokio::test]
+async fn write_creates_parents_and_reports_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = path_of(&dir, "sub/dir/x.txt");
+    let r = call("write", json!({"path": p, "content": "héllo"})).await;
+    assert_eq!(
+        j(&r),
+        json!({"output": format!("Wrote 6 bytes to {p}"), "isError": false, "metadata": {"bytes": 6}})
+            .to_string()
+    );
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), "héllo");
+    let r = call("write", json!({"path": p, "content": ""})).await;
+    assert_eq!(r.output, format!("Wrote 0 bytes to {p}"));
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), "");
+    let d = path_of(&dir, "sub");
+    let r = call("write", json!({"path": d, "content": "x"})).await;
+    assert_eq!(
+        j(&r),
+        json!({"output": format!("write: {d} is a directory, not a file"), "isError": true}).to_string()
+    );
+    // A parent that is a file cannot become a directory.
+    let under_file = path_of(&dir, "sub/dir/x.txt/y.txt");
+    let r = call("write", json!({"path": under_file, "content": "x"})).await;
+    assert!(r.is_error);
+    assert!(
+        r.output
+            .starts_with(&format!("write: cannot create directory {p}: ")),
+        "{}",
+        r.output
+    );
+}
+
+#[tokio::test]
+async fn edit_replaces_a_unique_occurrence_or_all_with_replace_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = path_of(&dir, "e.txt");
+    std::fs::write(&p, "one two two two\n").unwrap();
+    let edit = |args: Value| call("edit", args);
+    let r = edit(json!({"path": p, "oldString": "one", "newString": "1"})).await;
+    assert_eq!(j(&r), json!({"output": format!("Edited {p} (1 replacement)"), "isError": false, "metadata": {"replacements": 1}}).to_string());
+    let r = edit(json!({"path": p, "oldString": "two", "newString": "2"})).await;
+    assert_eq!(j(&r), json!({"output": format!("edit: oldString is not unique in {p} (3 occurrences); use replaceAll"), "isError": true}).to_string());
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), "1 two two two\n");
+    let r = edit(json!({"path": p, "oldString": "two", "newString": "", "replaceAll": true})).await;
+    assert_eq!(r.output, format!("Edited {p} (3 replacements)"));
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), "1   \n");
+    let r = edit(json!({"path": p, "oldString": "zz", "newString": "y"})).await;
+    assert_eq!(
+        j(&r),
+        json!({"output": format!("edit: oldString not found in {p}"), "isError": true}).to_string()
+    );
+    let missing = path_of(&dir, "missing.txt");
+    let r = edit(json!({"path": missing, "oldString": "a", "newString": "b"})).await;
+    assert_eq!(r.output, format!("edit: file not found: {missing}"));
+    let bin = path_of(&dir, "b.bin");
+    std::fs::write(&bin, b"a\0a").unwrap();
+    let r = edit(json!({"path": bin, "oldString": "a", "newString": "b"})).await;
+    assert_eq!(r.output, format!("edit: {bin} is a binary file, not text"));
+}
