@@ -533,3 +533,209 @@ async fn edit_replaces_a_unique_occurrence_or_all_with_replace_all() {
     let r = edit(json!({"path": bin, "oldString": "a", "newString": "b"})).await;
     assert_eq!(r.output, format!("edit: {bin} is a binary file, not text"));
 }
+
+// ---------------------------------------------------------------------------------------
+// grep / glob
+// ---------------------------------------------------------------------------------------
+
+/// A small tree: nested dirs, a hidden file, skipped dirs, a binary and a Latin-1 file.
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let files: [(&str, &[u8]); 11] = [
+        ("b.txt", b"needle one\nhay\nneedle two\n"),
+        ("a.rs", b"fn needle() {}\r\n"),
+        ("a/z.rs", b"// needle\n"),
+        ("a.b/c.txt", b"needle in a.b\n"),
+        (".hidden", b"needle hidden\n"),
+        ("deep/er/x.md", b"no match\nstill none\nneedle at 3\n"),
+        ("node_modules/m.js", b"needle in node_modules\n"),
+        (".git/config", b"needle in .git\n"),
+        ("blob.bin", b"needle\0binary\n"),
+        ("latin1.txt", b"needle caf\xe9\n"),
+        ("empty.txt", b""),
+    ];
+    for (rel, bytes) in files {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    dir
+}
+
+#[tokio::test]
+async fn grep_lists_file_line_text_in_path_order_skipping_binaries() {
+    let dir = tree();
+    let root = dir.path().to_str().unwrap();
+    let r = call("grep", json!({"pattern": "needle", "path": root})).await;
+    // Sorted by relative path in code-point order ('.' < '/' so "a.b/c.txt" < "a/z.rs"); a
+    // CRLF line is shown without its CR; .git, node_modules, the NUL-holding file and the
+    // invalid-UTF-8 file are skipped.
+    let want = ".hidden:1:needle hidden\na.b/c.txt:1:needle in a.b\na.rs:1:fn needle() {}\na/z.rs:1:// needle\nb.txt:1:needle one\nb.txt:3:needle two\ndeep/er/x.md:3:needle at 3";
+    assert_eq!(
+        j(&r),
+        json!({"output": want, "isError": false, "metadata": {"count": 7}}).to_string()
+    );
+    let r = call("grep", json!({"pattern": "needle", "path": root, "limit": 3})).await;
+    assert_eq!(j(&r), json!({"output": ".hidden:1:needle hidden\na.b/c.txt:1:needle in a.b\na.rs:1:fn needle() {}", "isError": false, "metadata": {"count": 3}}).to_string());
+    let r = call("grep", json!({"pattern": "needle", "path": root, "limit": 0})).await;
+    assert_eq!(j(&r), r#"{"output":"","isError":false,"metadata":{"count":0}}"#);
+}
+
+#[tokio::test]
+async fn grep_filters_by_include_and_anchors_per_line() {
+    let dir = tree();
+    let root = dir.path().to_str().unwrap();
+    let r = call(
+        "grep",
+        json!({"pattern": "needle", "path": root, "include": "*.rs"}),
+    )
+    .await;
+    assert_eq!(r.output, "a.rs:1:fn needle() {}\na/z.rs:1:// needle");
+    let r = call(
+        "grep",
+        json!({"pattern": "needle", "path": root, "include": "a/*.rs"}),
+    )
+    .await;
+    assert_eq!(r.output, "a/z.rs:1:// needle");
+    let r = call(
+        "grep",
+        json!({"pattern": "needle", "path": root, "include": "**/*.{md,txt}"}),
+    )
+    .await;
+    assert_eq!(
+        r.output,
+        "a.b/c.txt:1:needle in a.b\nb.txt:1:needle one\nb.txt:3:needle two\ndeep/er/x.md:3:needle at 3"
+    );
+    let r = call("grep", json!({"pattern": "^needle t", "path": root})).await;
+    assert_eq!(r.output, "b.txt:3:needle two");
+    let r = call("grep", json!({"pattern": "two$", "path": root})).await;
+    assert_eq!(r.output, "b.txt:3:needle two");
+    let r = call("grep", json!({"pattern": "\\{\\}$", "path": root})).await;
+    assert_eq!(r.output, "a.rs:1:fn needle() {}");
+    let r = call("grep", json!({"pattern": "nothing-like-this", "path": root})).await;
+    assert_eq!(j(&r), r#"{"output":"","isError":false,"metadata":{"count":0}}"#);
+    // A file path searches that file, shown as given.
+    let b = dir.path().join("b.txt");
+    let r = call("grep", json!({"pattern": "two", "path": b})).await;
+    assert_eq!(r.output, format!("{}:3:needle two", b.display()));
+}
+
+#[tokio::test]
+async fn grep_errors_are_actionable() {
+    let dir = tree();
+    let root = dir.path().to_str().unwrap();
+    let r = call("grep", json!({"pattern": "(", "path": root})).await;
+    assert!(r.is_error);
+    assert!(r.output.starts_with("grep: invalid regex: "), "{}", r.output);
+    let r = call("grep", json!({"pattern": "x", "path": root, "include": "a/[b"})).await;
+    assert!(r.is_error);
+    assert!(
+        r.output.starts_with("grep: invalid include glob: "),
+        "{}",
+        r.output
+    );
+    let missing = dir.path().join("nope");
+    let r = call("grep", json!({"pattern": "x", "path": missing})).await;
+    assert_eq!(
+        j(&r),
+        json!({"output": format!("grep: path not found: {}", missing.display()), "isError": true})
+            .to_string()
+    );
+}
+
+#[tokio::test]
+async fn grep_defaults_to_100_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let many: String = (1..=150).map(|i| format!("hit {i}\n")).collect();
+    std::fs::write(dir.path().join("many.txt"), many).unwrap();
+    std::fs::write(dir.path().join("more.txt"), "hit more\n").unwrap();
+    let r = call("grep", json!({"pattern": "hit", "path": dir.path()})).await;
+    let lines: Vec<&str> = r.output.lines().collect();
+    assert_eq!(lines.len(), 100);
+    assert_eq!(lines[0], "many.txt:1:hit 1");
+    assert_eq!(lines[99], "many.txt:100:hit 100");
+    assert_eq!(r.metadata.unwrap()["count"], 100);
+}
+
+#[tokio::test]
+async fn grep_keeps_path_order_when_searching_in_parallel() {
+    // Enough files for the parallel path; every file matches, so the limit decides.
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..300 {
+        let sub = dir.path().join(format!("d{}", i % 7));
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join(format!("f{i:03}.txt")), format!("x\nmatch {i}\n")).unwrap();
+    }
+    let mut expected: Vec<String> = (0..300)
+        .map(|i| format!("d{}/f{i:03}.txt:2:match {i}", i % 7))
+        .collect();
+    expected.sort();
+    for limit in [1, 37, 250, 1000] {
+        let r = call(
+            "grep",
+            json!({"pattern": "match", "path": dir.path(), "limit": limit}),
+        )
+        .await;
+        let want: Vec<String> = expected.iter().take(limit).cloned().collect();
+        assert_eq!(r.output, want.join("\n"), "limit {limit}");
+    }
+}
+
+#[tokio::test]
+async fn glob_lists_sorted_relative_paths_capped_at_limit() {
+    let dir = tree();
+    let root = dir.path().to_str().unwrap();
+    let glob = |pattern: &str, limit: Option<u64>| {
+        let mut args = json!({"pattern": pattern, "path": root});
+        if let Some(l) = limit {
+            args["limit"] = json!(l);
+        }
+        call("glob", args)
+    };
+    // A pattern without "/" tests the file name, at any depth.
+    let r = glob("*.txt", None).await;
+    assert_eq!(
+        j(&r),
+        json!({"output": "a.b/c.txt\nb.txt\nempty.txt\nlatin1.txt", "isError": false, "metadata": {"count": 4}}).to_string()
+    );
+    assert_eq!(glob("*.txt", Some(2)).await.output, "a.b/c.txt\nb.txt");
+    // With "/", the whole relative path; `*` stops at "/", `**` crosses it.
+    assert_eq!(glob("a/*", None).await.output, "a/z.rs");
+    assert_eq!(glob("*/*", None).await.output, "a.b/c.txt\na/z.rs");
+    assert_eq!(glob("**/*.md", None).await.output, "deep/er/x.md");
+    assert_eq!(glob("deep/**", None).await.output, "deep/er/x.md");
+    assert_eq!(glob("?.rs", None).await.output, "a.rs\na/z.rs");
+    // Hidden files are listed; .git and node_modules are not.
+    assert_eq!(glob("*", None).await.output.lines().count(), 9);
+    assert_eq!(glob("*config*", None).await.output, "");
+    assert_eq!(glob("*.js", None).await.output, "");
+    let r = glob("a/[", None).await;
+    assert!(r.is_error);
+    assert!(
+        r.output.starts_with("glob: invalid glob pattern: "),
+        "{}",
+        r.output
+    );
+    let missing = dir.path().join("nope");
+    let r = call("glob", json!({"pattern": "*", "path": missing})).await;
+    assert_eq!(r.output, format!("glob: path not found: {}", missing.display()));
+}
+
+#[tokio::test]
+async fn grep_and_glob_default_to_the_working_directory() {
+    // The test binary runs in the package root; Cargo.toml is there.
+    let r = call("glob", json!({"pattern": "Cargo.toml", "limit": 1})).await;
+    assert_eq!(r.output, "Cargo.toml");
+    let manifest = std::fs::read_to_string("Cargo.toml").unwrap();
+    let line = manifest
+        .lines()
+        .position(|l| l == "name = \"toolnexus-tests\"")
+        .unwrap()
+        + 1;
+    let r = call(
+        "grep",
+        json!({"pattern": "^name = \"toolnexus-tests\"$", "include": "Cargo.toml"}),
+    )
+    .await;
+    assert_eq!(r.output, format!("Cargo.toml:{line}:name = \"toolnexus-tests\""));
+}
