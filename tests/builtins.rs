@@ -739,3 +739,327 @@ async fn grep_and_glob_default_to_the_working_directory() {
     .await;
     assert_eq!(r.output, format!("Cargo.toml:{line}:name = \"toolnexus-tests\""));
 }
+
+// ---------------------------------------------------------------------------------------
+// webfetch
+// ---------------------------------------------------------------------------------------
+
+const PAGE: &str = "<html><head><title>T</title><style>p{color:red}</style><script>alert(1)</script></head>\n<body><h1>Hello</h1>\n<p>Some <b>bold</b> and a <a href=\"/x\">link</a>.</p>   \n\n\n\n<ul><li>one</li><li>two</li></ul></body></html>";
+
+/// A loopback HTTP server with one route per webfetch case; returns its base URL.
+async fn web_server() -> String {
+    use axum::Router;
+    use axum::http::{StatusCode, header};
+    use axum::routing::get;
+    let app = Router::new()
+        .route(
+            "/page",
+            get(|| async { ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE) }),
+        )
+        .route(
+            "/plain",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/plain")],
+                    "  plain <not a tag> body  \n",
+                )
+            }),
+        )
+        .route(
+            "/missing",
+            get(|| async { (StatusCode::NOT_FOUND, "no such page") }),
+        )
+        .route(
+            "/broken",
+            get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "boom") }),
+        )
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+                "late"
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn webfetch_converts_html_to_markdown_text_or_returns_it_raw() {
+    let base = web_server().await;
+    let page = format!("{base}/page");
+    let r = call("webfetch", json!({"url": page})).await;
+    assert_eq!(
+        j(&r),
+        json!({
+            "output": "# Hello\n\nSome **bold** and a [link](/x).\n\n- one\n- two",
+            "isError": false,
+            "metadata": {"status": 200, "format": "markdown"},
+        })
+        .to_string()
+    );
+    let r = call("webfetch", json!({"url": page, "format": "text"})).await;
+    // The other ports' light tag stripper, byte for byte.
+    // (checked against toolnexus.builtin._strip_html of the Python port)
+    assert_eq!(r.output, "T\nHello\nSome bold and a link.\n\nonetwo");
+    assert_eq!(r.metadata.unwrap()["format"], "text");
+    let r = call("webfetch", json!({"url": page, "format": "html"})).await;
+    assert_eq!(r.output, PAGE);
+    // Markdown of a non-HTML body is the body itself.
+    let r = call("webfetch", json!({"url": format!("{base}/plain")})).await;
+    assert_eq!(r.output, "  plain <not a tag> body  \n");
+}
+
+#[tokio::test]
+async fn webfetch_reports_status_errors_timeouts_and_bad_urls() {
+    let base = web_server().await;
+    let r = call("webfetch", json!({"url": format!("{base}/missing")})).await;
+    assert_eq!(
+        j(&r),
+        r#"{"output":"HTTP 404","isError":true,"metadata":{"status":404}}"#
+    );
+    let r = call(
+        "webfetch",
+        json!({"url": format!("{base}/broken"), "format": "html"}),
+    )
+    .await;
+    assert_eq!(
+        j(&r),
+        r#"{"output":"HTTP 500","isError":true,"metadata":{"status":500}}"#
+    );
+    let slow = format!("{base}/slow");
+    let start = std::time::Instant::now();
+    let r = call("webfetch", json!({"url": slow, "timeout": 0.3})).await;
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(
+        j(&r),
+        json!({"output": format!("webfetch: {slow} timed out after 0.3s"), "isError": true}).to_string()
+    );
+    let r = call("webfetch", json!({"url": "not a url"})).await;
+    assert_eq!(
+        r.output,
+        "webfetch: invalid URL not a url: relative URL without a base"
+    );
+    let r = call("webfetch", json!({"url": "file:///etc/passwd"})).await;
+    assert_eq!(
+        r.output,
+        "webfetch: only http and https URLs can be fetched, got file:///etc/passwd"
+    );
+    let r = call("webfetch", json!({"url": base, "timeout": 0})).await;
+    assert_eq!(r.output, "webfetch: timeout must be a positive number of seconds");
+    // Nothing listens on a freshly closed port.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/", l.local_addr().unwrap())
+    };
+    let r = call("webfetch", json!({"url": closed})).await;
+    assert!(r.is_error);
+    assert!(
+        r.output
+            .starts_with(&format!("webfetch: cannot fetch {closed}: ")),
+        "{}",
+        r.output
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// question / todowrite
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn question_suspends_then_returns_the_answer_data() {
+    let questions = json!([
+        {"question": "Which?", "header": "H", "options": ["a", "b"]},
+        {"question": "Why?", "options": []},
+    ]);
+    let args = json!({"questions": questions});
+    let r = call("question", args.clone()).await;
+    assert!(r.is_error);
+    assert_eq!(r.output, "Which? (options: a, b)\nWhy?");
+    let request = r.pending().expect("a suspension");
+    assert_eq!(request.kind, "question");
+    assert_eq!(request.prompt, "Which? (options: a, b)\nWhy?");
+    assert_eq!(
+        Value::Object(request.data.clone().unwrap()),
+        json!({"questions": questions})
+    );
+    assert!(request.id.starts_with("pnd-"));
+
+    let tool = builtin::all()
+        .into_iter()
+        .find(|t| t.name() == "question")
+        .unwrap();
+    let answer = toolnexus::Answer {
+        id: request.id.clone(),
+        ok: true,
+        data: Some(json!({"answers": ["a", "because"], "note": "é"})),
+        reason: None,
+    };
+    let r = tool
+        .execute(args.clone(), ToolContext::default().with_answer(answer.clone()))
+        .await;
+    assert_eq!(
+        j(&r),
+        r#"{"output":"{\"answers\":[\"a\",\"because\"],\"note\":\"é\"}","isError":false}"#
+    );
+    let r = tool
+        .execute(
+            args,
+            ToolContext::default().with_answer(toolnexus::Answer { data: None, ..answer }),
+        )
+        .await;
+    assert_eq!(r.output, "{}");
+}
+
+#[tokio::test]
+async fn todowrite_renders_the_list_and_echoes_it_in_metadata() {
+    let todos =
+        json!([{"id": "1", "text": "a", "completed": true}, {"id": "2", "text": "b", "completed": false}]);
+    let r = call("todowrite", json!({"todos": todos})).await;
+    assert_eq!(
+        j(&r),
+        json!({"output": "[x] a\n[ ] b", "isError": false, "metadata": {"todos": todos}}).to_string()
+    );
+    let r = call("todowrite", json!({"todos": []})).await;
+    assert_eq!(
+        j(&r),
+        r#"{"output":"(no todos)","isError":false,"metadata":{"todos":[]}}"#
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// apply_patch
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn apply_patch_adds_updates_and_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| path_of(&dir, n);
+    std::fs::write(p("f.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    std::fs::write(p("gone.txt"), "bye\n").unwrap();
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: {}\n+hello\n+world\n*** Update File: {}\n@@\n alpha\n-beta\n+BETA\n@@\n-gamma\n+GAMMA\n*** Delete File: {}\n*** End Patch",
+        p("new/n.txt"),
+        p("f.txt"),
+        p("gone.txt")
+    );
+    let r = call("apply_patch", json!({"patchText": patch})).await;
+    assert_eq!(
+        j(&r),
+        r#"{"output":"Applied patch: 3 file operations","isError":false,"metadata":{"added":1,"updated":1,"deleted":1}}"#
+    );
+    assert_eq!(std::fs::read_to_string(p("new/n.txt")).unwrap(), "hello\nworld");
+    assert_eq!(
+        std::fs::read_to_string(p("f.txt")).unwrap(),
+        "alpha\nBETA\nGAMMA\n"
+    );
+    assert!(!std::path::Path::new(&p("gone.txt")).exists());
+    // A hunk without old lines appends; one operation is singular.
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: {}\n@@\n+tail\n*** End Patch\n",
+        p("new/n.txt")
+    );
+    let r = call("apply_patch", json!({"patchText": patch})).await;
+    assert_eq!(r.output, "Applied patch: 1 file operation");
+    assert_eq!(
+        std::fs::read_to_string(p("new/n.txt")).unwrap(),
+        "hello\nworld\ntail"
+    );
+    // No temporary files are left behind.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path().join("new"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["n.txt"]);
+}
+
+#[tokio::test]
+async fn apply_patch_is_atomic_a_failing_hunk_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| path_of(&dir, n);
+    std::fs::write(p("a.txt"), "one\n").unwrap();
+    std::fs::write(p("b.txt"), "two\n").unwrap();
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: {}\n+new\n*** Update File: {}\n-one\n+ONE\n*** Delete File: {}\n*** Update File: {}\n-zzz\n+y\n*** End Patch",
+        p("added.txt"),
+        p("a.txt"),
+        p("b.txt"),
+        p("a.txt")
+    );
+    let r = call("apply_patch", json!({"patchText": patch})).await;
+    assert_eq!(
+        j(&r),
+        r#"{"output":"apply_patch: hunk does not match file contents","isError":true}"#
+    );
+    assert!(!std::path::Path::new(&p("added.txt")).exists());
+    assert_eq!(std::fs::read_to_string(p("a.txt")).unwrap(), "one\n");
+    assert_eq!(std::fs::read_to_string(p("b.txt")).unwrap(), "two\n");
+}
+
+#[tokio::test]
+async fn apply_patch_grammar_and_filesystem_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| path_of(&dir, n);
+    std::fs::write(p("a.txt"), "one\n").unwrap();
+    let err = |text: String| async move { call("apply_patch", json!({"patchText": text})).await };
+    let cases = [
+        (
+            "garbage".to_owned(),
+            "apply_patch: missing '*** Begin Patch'".to_owned(),
+        ),
+        (
+            "\n\n*** Begin Patch\n*** Delete File: x".to_owned(),
+            "apply_patch: missing '*** End Patch'".to_owned(),
+        ),
+        (
+            "*** Begin Patch\nhello\n*** End Patch".to_owned(),
+            "apply_patch: unexpected line: hello".to_owned(),
+        ),
+        (
+            format!("*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch", p("a.txt")),
+            format!("apply_patch: file already exists: {}", p("a.txt")),
+        ),
+        (
+            format!("*** Begin Patch\n*** Delete File: {}\n*** End Patch", p("no.txt")),
+            format!("apply_patch: file not found: {}", p("no.txt")),
+        ),
+        (
+            format!(
+                "*** Begin Patch\n*** Update File: {}\n-a\n+b\n*** End Patch",
+                p("no.txt")
+            ),
+            format!("apply_patch: file not found: {}", p("no.txt")),
+        ),
+        // Operations see the effect of earlier ones in the same patch.
+        (
+            format!(
+                "*** Begin Patch\n*** Delete File: {0}\n*** Update File: {0}\n-one\n+1\n*** End Patch",
+                p("a.txt")
+            ),
+            format!("apply_patch: file not found: {}", p("a.txt")),
+        ),
+    ];
+    for (text, want) in cases {
+        let r = err(text.clone()).await;
+        assert_eq!(
+            j(&r),
+            json!({"output": want, "isError": true}).to_string(),
+            "{text}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(p("a.txt")).unwrap(), "one\n");
+    // An empty patch applies nothing.
+    let r = err("*** Begin Patch\n*** End Patch".to_owned()).await;
+    assert_eq!(r.output, "Applied patch: 0 file operations");
+    // Add then Update of the same new file composes.
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: {0}\n+x\n*** Update File: {0}\n-x\n+y\n*** End Patch",
+        p("c.txt")
+    );
+    let r = err(patch).await;
+    assert_eq!(r.output, "Applied patch: 2 file operations");
+    assert_eq!(std::fs::read_to_string(p("c.txt")).unwrap(), "y");
+}

@@ -107,7 +107,7 @@ async fn run(args: Value) -> Result<ToolResult, String> {
         let output = match format {
             "html" => body.into_owned(),
             "text" => strip_html(&body),
-            _ if is_html => htmd::convert(&body)
+            _ if is_html => html_to_markdown(&body)
                 .map_err(|e| format!("webfetch: cannot convert the HTML of {url} to markdown: {e}"))?,
             _ => body.into_owned(),
         };
@@ -118,6 +118,22 @@ async fn run(args: Value) -> Result<ToolResult, String> {
     tokio::time::timeout(timeout, fetch)
         .await
         .unwrap_or_else(|_| Err(format!("webfetch: {url} timed out after {timeout_s}s")))
+}
+
+/// HTML → Markdown for a model: the page's content only (no `<head>`, scripts or styles),
+/// ATX headings, `-` bullets, inline links.
+fn html_to_markdown(html: &str) -> std::io::Result<String> {
+    let options = htmd::options::Options {
+        bullet_list_marker: htmd::options::BulletListMarker::Dash,
+        ul_bullet_spacing: 1,
+        ol_number_spacing: 1,
+        ..Default::default()
+    };
+    htmd::HtmlToMarkdown::builder()
+        .options(options)
+        .skip_tags(vec!["head", "script", "style", "noscript", "template"])
+        .build()
+        .convert(html)
 }
 
 /// `reqwest` errors hide their cause ("error sending request"); the model needs it.
