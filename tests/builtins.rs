@@ -1063,3 +1063,15 @@ async fn apply_patch_grammar_and_filesystem_errors() {
     assert_eq!(r.output, "Applied patch: 2 file operations");
     assert_eq!(std::fs::read_to_string(p("c.txt")).unwrap(), "y");
 }
+
+#[tokio::test]
+async fn grep_reports_only_lines_that_exist() {
+    // "a\n" is one line; the other ports also searched the empty string after the final "\n".
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "a\n").unwrap();
+    std::fs::write(dir.path().join("g.txt"), "\n\nb").unwrap();
+    let r = call("grep", json!({"pattern": "x*", "path": dir.path()})).await;
+    assert_eq!(r.output, "f.txt:1:a\ng.txt:1:\ng.txt:2:\ng.txt:3:b");
+    let r = call("grep", json!({"pattern": "^$", "path": dir.path()})).await;
+    assert_eq!(r.output, "g.txt:1:\ng.txt:2:");
+}
