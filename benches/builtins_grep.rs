@@ -60,9 +60,7 @@ fn main() {
         5,
         Command::new("rg").args(["-n", "--no-heading", "-uu", RARE, dir]),
     );
-    let py = python(&format!(
-        "grep', {{'pattern': '{RARE}', 'path': '{dir}', 'limit': 1000000}}"
-    ));
+    let py = python("grep", &grep_args);
     report(&format!("grep {RARE} ({hits} hits, full scan)"), ours, rg, py);
     report(
         "  (rg without --sort path, i.e. unordered)",
@@ -76,7 +74,7 @@ fn main() {
         run(&grep, grep_args.clone());
     });
     // rg has no overall match limit to compare with here.
-    let py = python(&format!("grep', {{'pattern': 'line 7 of', 'path': '{dir}'}}"));
+    let py = python("grep", &grep_args);
     report("grep common line, default limit 100", ours, None, py);
 
     let glob_args = json!({"pattern": "**/*.rs", "path": dir});
@@ -87,7 +85,7 @@ fn main() {
         5,
         Command::new("rg").args(["--files", "-uu", "--sort", "path", "-g", "*.rs", dir]),
     );
-    let py = python(&format!("glob', {{'pattern': '**/*.rs', 'path': '{dir}'}}"));
+    let py = python("glob", &glob_args);
     report("glob **/*.rs (limit 100, full walk)", ours, rg, py);
 }
 
@@ -105,23 +103,29 @@ fn median(n: usize, mut f: impl FnMut()) -> Duration {
     times[n / 2]
 }
 
-/// Median wall time of an external command, or `None` when it cannot run.
+/// Median wall time of an external command, or `None` when it cannot run or fails.
 fn time_cmd(n: usize, cmd: &mut Command) -> Option<Duration> {
     cmd.stdout(std::process::Stdio::null());
-    cmd.status().ok()?;
+    if !cmd.status().is_ok_and(|s| s.success()) {
+        eprintln!("skipped (not runnable here): {cmd:?}");
+        return None;
+    }
     Some(median(n, || {
         let _ = cmd.status();
     }))
 }
 
 /// The Python port running one built-in in a fresh interpreter (start-up included, as for rg).
-/// `call` is `name', {args}` spliced into `tools['…]`.
-fn python(call: &str) -> Option<Duration> {
+fn python(tool: &str, args: &Value) -> Option<Duration> {
+    const SCRIPT: &str = "import asyncio, json, sys, toolnexus
+tools = {t.name: t for t in toolnexus.create_builtin_tools()}
+r = asyncio.run(tools[sys.argv[1]].execute(json.loads(sys.argv[2])))
+assert not r.is_error, r.output";
     let python = std::env::var("TOOLNEXUS_PYTHON").unwrap_or_else(|_| "/work/ref/venv/bin/python".into());
-    let script = format!(
-        "import asyncio, toolnexus\ntools = {{t.name: t for t in toolnexus.create_builtin_tools()}}\nr = asyncio.run(tools['{call}))\nassert not r.is_error, r.output"
-    );
-    time_cmd(3, Command::new(python).args(["-c", &script]))
+    time_cmd(
+        3,
+        Command::new(python).args(["-c", SCRIPT, tool, &args.to_string()]),
+    )
 }
 
 fn report(case: &str, ours: Duration, rg: Option<Duration>, py: Option<Duration>) {
