@@ -30,17 +30,21 @@
 pub mod adapter;
 pub mod content;
 pub mod context;
+pub mod native;
 pub mod result;
+pub mod schema;
 pub mod suspend;
 pub mod tool;
 pub mod toolkit;
 
 pub use content::ContentPart;
 pub use context::{CancellationToken, ToolContext};
+pub use native::{Args, IntoToolResult, Json, State, ToolDef, native_tool};
 pub use result::ToolResult;
 pub use suspend::{Answer, Request};
 pub use tool::{Tool, ToolFuture, ToolSource, sanitize};
 pub use toolkit::{Closeable, Toolkit};
+pub use toolnexus_macros::{tool, toolkit};
 
 /// Re-exported so a user's schemars version can never skew against ours.
 pub use schemars;
