@@ -52,6 +52,7 @@ pub use schemars;
 /// Paths the macro-generated code reaches its dependencies through. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::native::same_name;
     pub use schemars;
     pub use serde;
     pub use serde_json;

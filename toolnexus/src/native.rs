@@ -176,7 +176,7 @@ impl IntoToolResult for Value {
 /// A native tool (source `native`) from a function of the raw JSON arguments and the
 /// context. `schema` is handed to the adapters verbatim; `f`'s return value is normalized
 /// with [`IntoToolResult`]. To capture shared state, `move` it into the closure (see the
-/// [crate docs](crate#shared-state)).
+/// [module docs](crate::native#shared-state)).
 pub fn native_tool<F, Fut, R>(
     name: impl Into<String>,
     description: impl Into<String>,
@@ -266,6 +266,23 @@ pub trait ToolDef {
     fn tool() -> Tool;
 }
 
+/// Byte equality usable in a `const`: `toolkit![]` asserts with it that tool names differ.
+#[doc(hidden)]
+pub const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// Wrap the single argument of a `#[tool]` function in `Args` to take the whole argument
 /// object as one struct deriving `Deserialize` and `JsonSchema`, instead of one parameter
 /// per property.
@@ -273,7 +290,7 @@ pub trait ToolDef {
 pub struct Args<T>(pub T);
 
 /// A `#[tool]` parameter of type `State<T>` receives a clone of the value given to the
-/// generated `with_state(value)`; see the [crate docs](crate#shared-state).
+/// generated `with_state(value)`; see the [module docs](crate::native#shared-state).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct State<T>(pub T);
 
