@@ -101,6 +101,8 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 
     let definition = match errors.0 {
         None => definition(&func, &params, &name, &description),
+        // A method sits in an `impl`, where no stub items can go.
+        Some(err) if has_receiver(&func) => err.to_compile_error(),
         Some(err) => {
             let stub = stub(&func, &name);
             let err = err.to_compile_error();
@@ -173,6 +175,10 @@ fn doc_text(attrs: &[Attribute]) -> String {
         })
         .collect();
     lines.join("\n").trim().to_owned()
+}
+
+fn has_receiver(func: &ItemFn) -> bool {
+    matches!(func.sig.inputs.first(), Some(FnArg::Receiver(_)))
 }
 
 /// The last path segment's name and, when it has exactly one, its type argument.

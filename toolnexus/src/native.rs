@@ -1,9 +1,107 @@
 //! Native tools (SPEC §6): plain Rust functions as [`Tool`]s (source `native`).
 //!
-//! Two forms build the same uniform tool: the [`#[tool]`](crate::tool) attribute (schema
-//! inferred from the arguments) and the [`native_tool`] function (schema given by hand).
-//! Either way the function returns anything that implements [`IntoToolResult`], which
-//! normalizes it the way the other ports' `native-tool` does:
+//! # `#[tool]` and `toolkit![]`
+//!
+//! ```
+//! use serde_json::json;
+//! use toolnexus::{tool, toolkit, ToolContext};
+//!
+//! /// Search the catalog.
+//! #[tool]
+//! async fn search(
+//!     /// What to look for.
+//!     query: String,
+//!     /// At most this many results.
+//!     #[arg(default = 10)]
+//!     limit: u32,
+//! ) -> String {
+//!     format!("{limit} results for {query}")
+//! }
+//!
+//! /// Refund an order.
+//! #[tool(name = "refund_order")]
+//! fn refund(order: String, reason: Option<String>) -> Result<String, String> {
+//!     match reason {
+//!         Some(reason) => Ok(format!("refunded {order}: {reason}")),
+//!         None => Err(format!("say why {order} should be refunded")),
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let tk = toolkit![search, refund];
+//! assert_eq!(tk.tool_names(), ["refund_order", "search"]);
+//! assert_eq!(
+//!     serde_json::to_string(&tk.get("search").unwrap().input_schema()).unwrap(),
+//!     r#"{"type":"object","properties":{"query":{"type":"string","description":"What to look for."},"limit":{"type":"integer","description":"At most this many results.","default":10,"minimum":0}},"required":["query"]}"#
+//! );
+//! let r = tk.execute("search", json!({"query": "lamp"}), ToolContext::default()).await;
+//! assert_eq!(r.to_json(), r#"{"output":"10 results for lamp","isError":false}"#);
+//! let r = tk.execute("refund_order", json!({"order": "A1"}), ToolContext::default()).await;
+//! assert_eq!(r.to_json(), r#"{"output":"say why A1 should be refunded","isError":true}"#);
+//! // A bad argument never reaches the function: the model reads what to fix.
+//! let r = tk.execute("search", json!({"query": 7}), ToolContext::default()).await;
+//! assert_eq!(r.output, "invalid arguments for tool \"search\": invalid type: integer `7`, expected a string at field `query`");
+//! # });
+//! ```
+//!
+//! - **Name**: the function's name, or `#[tool(name = "…")]`. It must match
+//!   `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` (what OpenAI, Anthropic, Gemini and MCP hosts all
+//!   accept); anything else is a compile error at the name.
+//! - **Description**: the doc comment, or `#[tool(description = "…")]`.
+//! - **Arguments**: each parameter is one property of the input schema (generated once,
+//!   see [`schema`](crate::schema)): its doc comment (or `#[arg(description = "…")]`) is the
+//!   description, an `Option<T>` parameter is not required, and `#[arg(default)]` /
+//!   `#[arg(default = value)]` make one optional with a default. `#[serde(…)]` and
+//!   `#[schemars(…)]` attributes on a parameter are forwarded to the generated field.
+//!   Alternatively a single `Args<T>` parameter takes the whole object as your own struct
+//!   deriving `Deserialize` and `JsonSchema` (add `#[schemars(crate = "toolnexus::schemars")]`
+//!   to derive it through toolnexus' schemars, with no schemars dependency of your own).
+//! - **Context**: a `ToolContext` parameter receives the call's context (cancellation,
+//!   timeout, call id, a resolved suspension's answer); it is not part of the schema.
+//! - **Return**: anything that implements [`IntoToolResult`] (table below); an `async fn`
+//!   is awaited, a plain `fn` runs inline on the executor (move blocking work to
+//!   `tokio::task::spawn_blocking`).
+//!
+//! `#[tool] fn search` keeps the function as written and adds a same-named item in the type
+//! namespace: `search::tool()` returns the [`Tool`], `search::NAME` its name, and it
+//! implements [`ToolDef`], which `toolkit![search, refund]` uses to build a
+//! [`Toolkit`](crate::Toolkit) — rejecting at compile time two tools with the same name.
+//!
+//! # Shared state
+//!
+//! A parameter of type [`State<T>`] receives a clone of the value the tool was built with:
+//! such a tool is built with the generated `with_state(value)` instead of `tool()`, and added
+//! with [`Toolkit::add_tools`](crate::Toolkit::add_tools). Share with an `Arc`: every call
+//! clones the `Arc`, not the data.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use serde_json::json;
+//! use toolnexus::{tool, toolkit, State, ToolContext};
+//!
+//! struct Db { customers: Vec<String> }
+//!
+//! /// Look a customer up by index.
+//! #[tool]
+//! async fn customer(State(db): State<Arc<Db>>, index: usize) -> Option<String> {
+//!     db.customers.get(index).cloned()
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let db = Arc::new(Db { customers: vec!["Ada".into()] });
+//! let mut tk = toolkit![];
+//! tk.add_tools([customer::with_state(db.clone())]);
+//! let r = tk.execute("customer", json!({"index": 0}), ToolContext::default()).await;
+//! assert_eq!(r.output, "Ada");
+//! # });
+//! ```
+//!
+//! Without the macro, `move` the state into a [`native_tool`] closure.
+//!
+//! # Return values
+//!
+//! Either form — `#[tool]` or [`native_tool`] (schema given by hand) — returns anything that
+//! implements [`IntoToolResult`], normalized the way the other ports' `native-tool` does:
 //!
 //! | returned                                   | becomes                                   |
 //! |--------------------------------------------|-------------------------------------------|

@@ -7,7 +7,9 @@
 //!   cannot be inlined), no `$schema`, no root `title`;
 //! - the root is `{"type":"object","properties":…,"required":[…]}` with the descriptions
 //!   from doc comments;
-//! - a field-less enum is a string enum (`{"type":"string","enum":[…]}`);
+//! - a field-less enum is a string enum (`{"type":"string","enum":[…]}`), also when its
+//!   variants have doc comments (schemars' `oneOf` of `const`s is folded; the variant docs
+//!   are dropped, so describe the values in the field's doc comment);
 //! - an `Option<T>` field is simply not required, with `T`'s schema (schemars' default
 //!   `type: [T, "null"]` / `anyOf: [T, {"type":"null"}]` is folded back to `T`);
 //! - the numeric `format`s schemars adds (`int64`, `uint32`, `double`, …) are dropped: they
@@ -150,8 +152,48 @@ fn strip_null(schema: &mut Map<String, Value>) -> bool {
     had_null
 }
 
+/// The values of a `oneOf`/`anyOf` whose members are all string constants — what schemars
+/// emits for an enum with documented variants — to fold into one string enum.
+fn string_choices(members: &[Value]) -> Option<Vec<Value>> {
+    let mut values = Vec::new();
+    for member in members {
+        let m = member.as_object()?;
+        if m.get("type").and_then(Value::as_str) != Some("string")
+            || m.keys().any(|k| !matches!(k.as_str(), "type" | "const" | "enum" | "description" | "title"))
+        {
+            return None;
+        }
+        match (m.get("const"), m.get("enum")) {
+            (Some(c @ Value::String(_)), None) => values.push(c.clone()),
+            (None, Some(Value::Array(list))) if list.iter().all(Value::is_string) => values.extend(list.iter().cloned()),
+            _ => return None,
+        }
+    }
+    Some(values)
+}
+
+fn fold_string_enum(schema: &mut Map<String, Value>) {
+    let Some((key, values)) = ["oneOf", "anyOf"].iter().find_map(|k| {
+        let members = schema.get(*k)?.as_array()?;
+        Some((*k, string_choices(members)?))
+    }) else {
+        return;
+    };
+    *schema = std::mem::take(schema)
+        .into_iter()
+        .flat_map(|(k, v)| {
+            if k == key {
+                vec![("type".to_owned(), json!("string")), ("enum".to_owned(), Value::Array(values.clone()))]
+            } else {
+                vec![(k, v)]
+            }
+        })
+        .collect();
+}
+
 fn tidy(schema: &mut Map<String, Value>) {
     strip_null(schema);
+    fold_string_enum(schema);
     if matches!(schema.get("type").and_then(Value::as_str), Some("integer" | "number")) {
         schema.remove("format");
     }
