@@ -28,6 +28,8 @@
 #![warn(missing_docs)]
 
 pub mod adapter;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod content;
 pub mod context;
 pub mod result;

@@ -1,0 +1,1 @@
+//! Single-turn translation (SPEC §11).
