@@ -46,10 +46,10 @@ fn bodies_and_results_match_the_python_port() {
         let name = case["name"].as_str().unwrap();
         assert_eq!(want["name"], name);
         let draft = draft_of(case, &request_of(case));
-        let url = draft.endpoint("http://127.0.0.1:9");
+        let url = draft.endpoint("http://127.0.0.1:9/v1");
         assert_eq!(
             url,
-            format!("http://127.0.0.1:9{}", want["path"].as_str().unwrap()),
+            format!("http://127.0.0.1:9/v1{}", want["path"].as_str().unwrap()),
             "{name}"
         );
         let body = serde_json::to_string(&draft.body("test-model")).unwrap();
