@@ -23,6 +23,7 @@ fn request_of(case: &Value) -> TranslateRequest {
         messages: list("messages"),
         tools: list("tools"),
         toolkit: None,
+        cancel: None,
         tool_choice: r.get("tool_choice").cloned(),
         system: r["system"].as_str().map(str::to_string),
         max_tokens: r["max_tokens"].as_u64().map(|n| n as u32),
@@ -30,11 +31,8 @@ fn request_of(case: &Value) -> TranslateRequest {
 }
 
 fn draft_of(case: &Value, request: &TranslateRequest) -> Draft {
-    let client_system = case["client"]["system_prompt"].as_str();
-    match case["style"].as_str().unwrap() {
-        "openai" => Draft::openai(request, client_system),
-        _ => Draft::anthropic(request, client_system),
-    }
+    let style = case["style"].as_str().unwrap().parse().unwrap();
+    Draft::new(style, request, case["client"]["system_prompt"].as_str())
 }
 
 #[test]
@@ -46,12 +44,6 @@ fn bodies_and_results_match_the_python_port() {
         let name = case["name"].as_str().unwrap();
         assert_eq!(want["name"], name);
         let draft = draft_of(case, &request_of(case));
-        let url = draft.endpoint("http://127.0.0.1:9/v1");
-        assert_eq!(
-            url,
-            format!("http://127.0.0.1:9/v1{}", want["path"].as_str().unwrap()),
-            "{name}"
-        );
         let body = serde_json::to_string(&draft.body("test-model")).unwrap();
         assert_eq!(body, want["body"].as_str().unwrap(), "{name}: body");
 
@@ -100,29 +92,6 @@ fn toolkit_declarations_come_first_in_both_styles() {
     assert_eq!(
         anthropic.tools[1],
         json!({"name": "caller_tool", "input_schema": {"type": "object", "properties": {}}})
-    );
-}
-
-#[test]
-fn endpoints_follow_the_reference_rules() {
-    let req = TranslateRequest::default();
-    let (o, a) = (Draft::openai(&req, None), Draft::anthropic(&req, None));
-    assert_eq!(
-        o.endpoint("https://openrouter.ai/api/v1/"),
-        "https://openrouter.ai/api/v1/chat/completions"
-    );
-    assert_eq!(o.endpoint("http://h:1"), "http://h:1/v1/chat/completions");
-    assert_eq!(
-        o.endpoint("http://h:1/openai/chat/x"),
-        "http://h:1/openai/chat/x/chat/completions"
-    );
-    assert_eq!(
-        a.endpoint("https://api.anthropic.com"),
-        "https://api.anthropic.com/v1/messages"
-    );
-    assert_eq!(
-        a.endpoint("https://api.anthropic.com/v1//"),
-        "https://api.anthropic.com/v1/messages"
     );
 }
 
@@ -272,4 +241,403 @@ fn garbage_responses_never_panic() {
         serde_json::to_value(&draft.messages).unwrap(),
         json!([{"role": "user", "content": [{"type": "tool_result", "content": "", "tool_use_id": "7"}]}])
     );
+}
+
+// ---- Client::translate over a real HTTP server on 127.0.0.1 ----
+
+mod client_mock;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use client_mock::{Mock, Reply};
+use toolnexus::CancellationToken;
+use toolnexus::client::Usage;
+use toolnexus::client::hooks::{Hooks, LlmOverride};
+use toolnexus::client::translate::TranslatedToolCall;
+use toolnexus::client::{Client, ClientError, MetricEvent};
+
+/// Counts of each hook's invocations: before_llm, after_llm, before_tool, after_tool.
+#[derive(Default)]
+struct HookCounts([AtomicUsize; 4]);
+
+impl HookCounts {
+    fn get(&self) -> [usize; 4] {
+        [0, 1, 2, 3].map(|i| self.0[i].load(Ordering::SeqCst))
+    }
+}
+
+fn counting_hooks(counts: &Arc<HookCounts>) -> Hooks {
+    let c: [Arc<HookCounts>; 4] = std::array::from_fn(|_| counts.clone());
+    let [c0, c1, c2, c3] = c;
+    Hooks::new()
+        .before_llm(move |req| {
+            c0.0[0].fetch_add(1, Ordering::SeqCst);
+            assert_eq!(req.turn, 0);
+            async { Ok(None) }
+        })
+        .after_llm(move |_| {
+            c1.0[1].fetch_add(1, Ordering::SeqCst);
+            async {}
+        })
+        .before_tool(move |_| {
+            c2.0[2].fetch_add(1, Ordering::SeqCst);
+            async { None }
+        })
+        .after_tool(move |_| {
+            c3.0[3].fetch_add(1, Ordering::SeqCst);
+            async { None }
+        })
+}
+
+type Events = Arc<Mutex<Vec<MetricEvent>>>;
+
+fn client(base: &str, style: &str, hooks: Hooks, events: &Events) -> toolnexus::client::ClientBuilder {
+    let events = events.clone();
+    Client::builder()
+        .base_url(base)
+        .style(style)
+        .model("test-model")
+        .api_key("sk-test")
+        .retry_base(Duration::from_millis(1))
+        .hooks(hooks)
+        .on_metric(move |e| events.lock().unwrap().push(e.clone()))
+}
+
+fn only_llm_event(events: &Events) -> (bool, u64, u64) {
+    let events = events.lock().unwrap();
+    assert_eq!(events.len(), 1, "exactly one metric event: {events:?}");
+    match &events[0] {
+        MetricEvent::Llm {
+            model,
+            ok,
+            prompt_tokens,
+            completion_tokens,
+            ..
+        } => {
+            assert_eq!(model, "test-model");
+            (*ok, *prompt_tokens, *completion_tokens)
+        }
+        other => panic!("expected an llm event, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn openai_translate_sends_one_exact_request_and_executes_nothing() {
+    let mock = Mock::start(vec![Reply::json(json!({
+        "choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "kit_tool", "arguments": "{\"q\":1}"}},
+            {"id": "call_2", "type": "function", "function": {"name": "caller_tool", "arguments": "{}"}}
+        ]}, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    }))])
+    .await;
+    let counts = Arc::new(HookCounts::default());
+    let events = Events::default();
+    let client = client(
+        &format!("{}/v1", mock.base),
+        "openai",
+        counting_hooks(&counts),
+        &events,
+    )
+    .system_prompt("client prompt")
+    .build()
+    .unwrap();
+    let request = TranslateRequest::new(vec![json!({"role": "user", "content": "go"})])
+        .with_toolkit(toolkit())
+        .with_tools(vec![
+            json!({"type": "function", "function": {"name": "caller_tool"}}),
+        ])
+        .with_tool_choice(json!("auto"))
+        .with_max_tokens(50);
+
+    let result = client.translate(request).await.unwrap();
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(requests[0].header("authorization"), Some("Bearer sk-test"));
+    let kit = serde_json::to_string(&toolkit().to_openai()[0]).unwrap();
+    assert_eq!(
+        requests[0].body,
+        format!(
+            r#"{{"model":"test-model","messages":[{{"role":"system","content":"client prompt"}},{{"role":"user","content":"go"}}],"tools":[{kit},{{"type":"function","function":{{"name":"caller_tool"}}}}],"tool_choice":"auto","max_tokens":50}}"#
+        )
+    );
+    assert_eq!(
+        result.tool_calls,
+        [
+            TranslatedToolCall {
+                id: "call_1".into(),
+                name: "kit_tool".into(),
+                arguments: "{\"q\":1}".into()
+            },
+            TranslatedToolCall {
+                id: "call_2".into(),
+                name: "caller_tool".into(),
+                arguments: "{}".into()
+            },
+        ]
+    );
+    assert_eq!(result.finish_reason, FinishReason::ToolCalls);
+    assert_eq!(
+        result.usage,
+        Usage {
+            prompt_tokens: 11,
+            completion_tokens: 7,
+            total_tokens: 18
+        }
+    );
+    assert_eq!(result.model, "test-model");
+    assert_eq!(result.raw.as_ref().unwrap()["usage"]["total_tokens"], 18);
+    assert_eq!(counts.get(), [1, 1, 0, 0], "llm hooks once, tool hooks never");
+    assert_eq!(only_llm_event(&events), (true, 11, 7));
+    let metrics = client.metrics();
+    assert!(metrics.contains("toolnexus_llm_requests_total{model=\"test-model\",status=\"ok\"} 1\n"));
+    assert!(
+        !metrics.contains("toolnexus_tool_calls_total{"),
+        "no tool ran:\n{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn anthropic_translate_merges_request_params_and_honours_before_llm_overrides() {
+    let mock = Mock::start(vec![Reply::json(json!({
+        "content": [{"type": "text", "text": "Paris is sunny."}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 20, "output_tokens": 4}
+    }))])
+    .await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    let hooks = Hooks::new().before_llm(move |req| {
+        seen2.lock().unwrap().push((
+            req.messages.clone(),
+            req.tools.clone(),
+            req.model.clone(),
+            req.turn,
+        ));
+        let mut messages = req.messages;
+        messages.push(json!({"role": "user", "content": "(injected)"}));
+        async move {
+            Ok(Some(LlmOverride {
+                messages: Some(messages),
+                tools: None,
+                model: Some("claude-override".into()),
+            }))
+        }
+    });
+    let events = Events::default();
+    let mut params = serde_json::Map::new();
+    params.insert("max_tokens".into(), json!(77));
+    params.insert("temperature".into(), json!(0));
+    let client = client(&mock.base, "anthropic", hooks, &events)
+        .request_params(params)
+        .build()
+        .unwrap();
+    let request = TranslateRequest::new(vec![
+        json!({"role": "developer", "content": "Be brief."}),
+        json!({"role": "user", "content": "Weather?"}),
+        json!({"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]}),
+        json!({"role": "tool", "tool_call_id": "c1", "content": "sunny"}),
+    ])
+    .with_tools(vec![json!({"type": "function", "function": {"name": "get_weather", "description": "d"}})])
+    .with_tool_choice(json!({"type": "function", "function": {"name": "get_weather"}}));
+
+    let result = client.translate(request).await.unwrap();
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].path, "/v1/messages");
+    assert_eq!(requests[0].header("x-api-key"), Some("sk-test"));
+    assert_eq!(requests[0].header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(requests[0].header("authorization"), None);
+    assert_eq!(
+        requests[0].body,
+        concat!(
+            r#"{"model":"claude-override","max_tokens":77,"messages":["#,
+            r#"{"role":"user","content":"Weather?"},"#,
+            r#"{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"get_weather","input":{"city":"Paris"}}]},"#,
+            r#"{"role":"user","content":[{"type":"tool_result","content":"sunny","tool_use_id":"c1"}]},"#,
+            r#"{"role":"user","content":"(injected)"}],"#,
+            r#""system":"Be brief.","tools":[{"name":"get_weather","description":"d","input_schema":{"type":"object","properties":{}}}],"#,
+            r#""tool_choice":{"type":"tool","name":"get_weather"},"temperature":0}"#
+        )
+    );
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        seen[0].0.len(),
+        3,
+        "the hook sees the converted Anthropic messages"
+    );
+    assert_eq!(seen[0].1[0]["name"], "get_weather");
+    assert_eq!((seen[0].2.as_str(), seen[0].3), ("test-model", 0));
+    assert_eq!(result.text, "Paris is sunny.");
+    assert!(result.tool_calls.is_empty());
+    assert_eq!(result.finish_reason, FinishReason::Stop);
+    assert_eq!(
+        result.usage,
+        Usage {
+            prompt_tokens: 20,
+            completion_tokens: 4,
+            total_tokens: 24
+        }
+    );
+    assert_eq!(result.model, "claude-override");
+}
+
+#[tokio::test]
+async fn translate_retries_429_with_retry_after_zero_then_succeeds() {
+    let mock = Mock::start(vec![
+        Reply::status(429, r#"{"error":{"message":"slow down"}}"#).header("retry-after", "0"),
+        Reply::json(json!({"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 2, "completion_tokens": 1}})),
+    ])
+    .await;
+    let counts = Arc::new(HookCounts::default());
+    let events = Events::default();
+    let client = client(&mock.base, "openai", counting_hooks(&counts), &events)
+        .build()
+        .unwrap();
+
+    let result = client
+        .translate(TranslateRequest::new(vec![
+            json!({"role": "user", "content": "hi"}),
+        ]))
+        .await
+        .unwrap();
+
+    assert_eq!(result.text, "ok");
+    assert_eq!(result.usage.total_tokens, 3);
+    let bodies = mock.bodies();
+    assert_eq!(bodies.len(), 2, "one retry");
+    assert_eq!(bodies[0], bodies[1]);
+    assert_eq!(
+        bodies[0],
+        r#"{"model":"test-model","messages":[{"role":"user","content":"hi"}]}"#
+    );
+    assert_eq!(
+        counts.get(),
+        [1, 1, 0, 0],
+        "hooks fire once per translate, not per attempt"
+    );
+    assert_eq!(only_llm_event(&events), (true, 2, 1));
+}
+
+#[tokio::test]
+async fn translate_fails_at_once_on_401_and_records_an_llm_error() {
+    let mock = Mock::start(vec![Reply::status(
+        401,
+        r#"{"error":{"message":"invalid api key"}}"#,
+    )])
+    .await;
+    let counts = Arc::new(HookCounts::default());
+    let events = Events::default();
+    let client = client(&mock.base, "anthropic", counting_hooks(&counts), &events)
+        .build()
+        .unwrap();
+
+    let err = client
+        .translate(TranslateRequest::new(vec![
+            json!({"role": "user", "content": "hi"}),
+        ]))
+        .await
+        .unwrap_err();
+
+    match err {
+        ClientError::Provider {
+            status, ref message, ..
+        } => {
+            assert_eq!(status, 401);
+            assert_eq!(message, "invalid api key");
+        }
+        other => panic!("expected a provider error, got {other:?}"),
+    }
+    assert_eq!(mock.requests().len(), 1, "401 is never retried");
+    assert_eq!(counts.get(), [1, 0, 0, 0], "after_llm only sees responses");
+    assert_eq!(only_llm_event(&events), (false, 0, 0));
+    assert!(
+        client
+            .metrics()
+            .contains("toolnexus_llm_requests_total{model=\"test-model\",status=\"error\"} 1\n")
+    );
+}
+
+#[tokio::test]
+async fn before_llm_can_abort_before_anything_is_sent() {
+    let mock = Mock::start(vec![]).await;
+    let events = Events::default();
+    let hooks = Hooks::new().before_llm(|_| async { Err("route gate: model not allowed".to_string()) });
+    let client = client(&mock.base, "openai", hooks, &events).build().unwrap();
+
+    let err = client
+        .translate(TranslateRequest::new(vec![
+            json!({"role": "user", "content": "hi"}),
+        ]))
+        .await
+        .unwrap_err();
+
+    assert!(
+        matches!(err, ClientError::Hook(ref m) if m == "route gate: model not allowed"),
+        "{err:?}"
+    );
+    assert!(mock.requests().is_empty());
+    assert!(events.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn cancelling_aborts_the_in_flight_call() {
+    let mock = Mock::start(vec![
+        Reply::json(json!({"choices": [{"message": {"content": "late"}}]})).delayed(Duration::from_secs(30)),
+    ])
+    .await;
+    let events = Events::default();
+    let client = client(&mock.base, "openai", Hooks::new(), &events)
+        .build()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+
+    let err = client
+        .translate(TranslateRequest::new(vec![json!({"role": "user", "content": "hi"})]).with_cancel(cancel))
+        .await
+        .unwrap_err();
+
+    assert!(matches!(err, ClientError::Cancelled), "{err:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "aborted, not waited out"
+    );
+    assert_eq!(mock.requests().len(), 1, "a cancel is never retried");
+}
+
+#[tokio::test]
+async fn the_whole_call_timeout_applies() {
+    let mock = Mock::start(vec![
+        Reply::json(json!({"content": [{"type": "text", "text": "late"}]})).delayed(Duration::from_secs(30)),
+    ])
+    .await;
+    let events = Events::default();
+    let client = client(&mock.base, "anthropic", Hooks::new(), &events)
+        .timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+
+    let err = client
+        .translate(TranslateRequest::new(vec![
+            json!({"role": "user", "content": "hi"}),
+        ]))
+        .await
+        .unwrap_err();
+
+    assert!(matches!(err, ClientError::Timeout(200)), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(mock.requests().len(), 1);
 }

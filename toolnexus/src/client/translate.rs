@@ -2,41 +2,57 @@
 //! shapes out. No loop, no tool execution, no conversation state — the caller owns the
 //! conversation and runs the tools itself.
 //!
-//! This module holds the pure conversions. A [`Draft`] is the provider request before the
-//! `before_llm` hook sees it; [`Draft::body`] assembles the body to send and
-//! [`Draft::parse`] reads the provider's answer back into a [`TranslateResult`].
+//! [`Client::translate`] is the entry point: one call through the client's send path
+//! (retries, `request_params`/`body_transform`, timeout, the `llm` metric), with
+//! `before_llm`/`after_llm` firing exactly once and no tool hook ever. The conversions are
+//! pure and public: a [`Draft`] is the provider request before `before_llm` sees it,
+//! [`Draft::body`] assembles the body, [`Draft::parse`] reads the answer back.
 //!
 //! ```
 //! use serde_json::json;
-//! use toolnexus::client::translate::{Draft, FinishReason, TranslateRequest};
+//! use toolnexus::client::translate::{FinishReason, TranslateRequest};
+//! use toolnexus::client::transport::{from_fn, HttpResponse};
+//! use toolnexus::client::Client;
 //!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! // A provider that asks for one tool call, whatever it is sent.
+//! let provider = from_fn(|_req| async {
+//!     Ok(HttpResponse::json(&json!({
+//!         "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}],
+//!         "stop_reason": "tool_use",
+//!         "usage": {"input_tokens": 12, "output_tokens": 5}
+//!     })))
+//! });
+//! let client = Client::builder()
+//!     .base_url("https://api.anthropic.com")
+//!     .style("anthropic")
+//!     .model("claude-sonnet-4-5")
+//!     .api_key("sk-test")
+//!     .transport(provider)
+//!     .build()
+//!     .unwrap();
 //! let request = TranslateRequest::new(vec![
 //!     json!({"role": "system", "content": "Be terse."}),
 //!     json!({"role": "user", "content": "Weather in Paris?"}),
 //! ])
 //! .with_tools(vec![json!({"type": "function", "function": {"name": "get_weather"}})]);
 //!
-//! let draft = Draft::anthropic(&request, None);
-//! assert_eq!(draft.endpoint("https://api.anthropic.com"), "https://api.anthropic.com/v1/messages");
-//! assert_eq!(
-//!     serde_json::to_string(&draft.body("claude-x")).unwrap(),
-//!     r#"{"model":"claude-x","max_tokens":4096,"messages":[{"role":"user","content":"Weather in Paris?"}],"system":"Be terse.","tools":[{"name":"get_weather","input_schema":{"type":"object","properties":{}}}]}"#
-//! );
-//!
-//! let answer = json!({
-//!     "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}],
-//!     "stop_reason": "tool_use",
-//!     "usage": {"input_tokens": 12, "output_tokens": 5}
-//! });
-//! let result = draft.parse(answer, "claude-x");
+//! let result = client.translate(request).await.unwrap();
 //! assert_eq!(result.finish_reason, FinishReason::ToolCalls);
+//! assert_eq!(result.tool_calls[0].id, "toolu_1");
 //! assert_eq!(result.tool_calls[0].arguments, r#"{"city":"Paris"}"#);
 //! assert_eq!(result.usage.total_tokens, 17);
+//! // Hand the calls back to an OpenAI-speaking caller as an assistant message.
+//! assert_eq!(result.tool_calls_json()[0]["function"]["name"], "get_weather");
+//! # });
 //! ```
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
 
+use super::hooks::{LlmOverride, LlmRequest, LlmResponse};
+use super::{Client, ClientError, Style, Usage};
 use crate::{ContentPart, Toolkit};
 
 /// One translate call: the caller's OpenAI-shaped conversation and declarations.
@@ -55,6 +71,8 @@ pub struct TranslateRequest {
     pub system: Option<String>,
     /// `None` or `0` ⇒ the provider default (Anthropic: 4096; OpenAI: no key).
     pub max_tokens: Option<u32>,
+    /// Aborts the in-flight call when fired (never retried), like a run's token.
+    pub cancel: Option<CancellationToken>,
 }
 
 impl TranslateRequest {
@@ -93,6 +111,12 @@ impl TranslateRequest {
     /// Caps the completion length.
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Lets `cancel` abort the call.
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = Some(cancel);
         self
     }
 }
@@ -134,17 +158,6 @@ impl FinishReason {
     }
 }
 
-/// Token usage of the one provider call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Usage {
-    /// Prompt (Anthropic: input) tokens.
-    pub prompt_tokens: u64,
-    /// Completion (Anthropic: output) tokens.
-    pub completion_tokens: u64,
-    /// The provider's total, else prompt + completion.
-    pub total_tokens: u64,
-}
-
 /// An OpenAI-shaped single-turn result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TranslateResult {
@@ -154,7 +167,7 @@ pub struct TranslateResult {
     pub tool_calls: Vec<TranslatedToolCall>,
     /// Any tool call ⇒ [`FinishReason::ToolCalls`], whatever the provider said.
     pub finish_reason: FinishReason,
-    /// This call's token usage.
+    /// This call's token usage (OpenAI names; Anthropic input/output mapped onto them).
     pub usage: Usage,
     /// The model id the call was made with.
     pub model: String,
@@ -442,13 +455,6 @@ pub fn openai_tool_choice_to_anthropic(choice: &Value) -> Option<Value> {
     }
 }
 
-/// Which provider wire a [`Draft`] speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Wire {
-    OpenAi,
-    Anthropic,
-}
-
 /// A translate call's provider request before the `before_llm` hook: the hook may replace
 /// `messages` and `tools`, then [`body`](Self::body) assembles what goes on the wire.
 #[derive(Clone, Debug, PartialEq)]
@@ -457,13 +463,21 @@ pub struct Draft {
     pub messages: Vec<Value>,
     /// The provider-shaped tool declarations (toolkit's first).
     pub tools: Vec<Value>,
-    wire: Wire,
+    style: Style,
     system: String,
     tool_choice: Option<Value>,
     max_tokens: Option<u32>,
 }
 
 impl Draft {
+    /// The request for `style`; `client_system` is the client's configured system prompt.
+    pub fn new(style: Style, request: &TranslateRequest, client_system: Option<&str>) -> Self {
+        match style {
+            Style::OpenAi => Self::openai(request, client_system),
+            Style::Anthropic => Self::anthropic(request, client_system),
+        }
+    }
+
     /// The OpenAI-style request: `messages` verbatim, with a `system` message prepended
     /// (the request's override, else `client_system`) only when the conversation carries
     /// no `system`/`developer` message; `tools` and `tool_choice` verbatim.
@@ -489,7 +503,7 @@ impl Draft {
         Self {
             messages,
             tools,
-            wire: Wire::OpenAi,
+            style: Style::OpenAi,
             system: String::new(),
             tool_choice: request.tool_choice.clone().filter(|c| !c.is_null()),
             max_tokens: request.max_tokens,
@@ -516,7 +530,7 @@ impl Draft {
         Self {
             messages,
             tools,
-            wire: Wire::Anthropic,
+            style: Style::Anthropic,
             system,
             tool_choice: request
                 .tool_choice
@@ -526,29 +540,14 @@ impl Draft {
         }
     }
 
-    /// The provider URL for `base_url`: OpenAI `…/chat/completions` (with `/v1` added unless
-    /// the base ends in `/v1` or already names a `/chat/` path), Anthropic `…/v1/messages`
-    /// (`/v1` added only when absent).
-    pub fn endpoint(&self, base_url: &str) -> String {
-        let base = base_url.trim_end_matches('/');
-        match self.wire {
-            Wire::OpenAi if base.ends_with("/v1") || base.contains("/chat/") => {
-                format!("{base}/chat/completions")
-            }
-            Wire::OpenAi => format!("{base}/v1/chat/completions"),
-            Wire::Anthropic if base.ends_with("/v1") => format!("{base}/messages"),
-            Wire::Anthropic => format!("{base}/v1/messages"),
-        }
-    }
-
     /// The request body for `model`, before `request_params`/`body_transform`. Empty
     /// `tools` ⇒ no `tools` key.
     pub fn body(&self, model: &str) -> Map<String, Value> {
         let mut body = Map::new();
         body.insert("model".into(), model.into());
         let max_tokens = self.max_tokens.filter(|&n| n > 0);
-        match self.wire {
-            Wire::OpenAi => {
+        match self.style {
+            Style::OpenAi => {
                 body.insert("messages".into(), self.messages.clone().into());
                 if !self.tools.is_empty() {
                     body.insert("tools".into(), self.tools.clone().into());
@@ -560,7 +559,7 @@ impl Draft {
                     body.insert("max_tokens".into(), n.into());
                 }
             }
-            Wire::Anthropic => {
+            Style::Anthropic => {
                 body.insert("max_tokens".into(), max_tokens.unwrap_or(4096).into());
                 body.insert("messages".into(), self.messages.clone().into());
                 if !self.system.is_empty() {
@@ -579,24 +578,15 @@ impl Draft {
 
     /// Reads the provider's decoded response into a [`TranslateResult`] for `model`.
     pub fn parse(&self, raw: Value, model: &str) -> TranslateResult {
-        match self.wire {
-            Wire::OpenAi => parse_openai(raw, model),
-            Wire::Anthropic => parse_anthropic(raw, model),
+        match self.style {
+            Style::OpenAi => parse_openai(raw, model),
+            Style::Anthropic => parse_anthropic(raw, model),
         }
     }
 }
 
-fn tokens(usage: &Value, key: &str) -> u64 {
-    usage.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
-
 fn parse_openai(raw: Value, model: &str) -> TranslateResult {
-    let usage = raw.get("usage").unwrap_or(&Value::Null);
-    let (prompt, completion) = (tokens(usage, "prompt_tokens"), tokens(usage, "completion_tokens"));
-    let total = match tokens(usage, "total_tokens") {
-        0 => prompt + completion,
-        t => t,
-    };
+    let usage = Usage::from_raw(Style::OpenAi, raw.get("usage").unwrap_or(&Value::Null));
     let choice = raw.get("choices").and_then(|c| c.get(0)).unwrap_or(&Value::Null);
     let message = choice.get("message").unwrap_or(&Value::Null);
     let tool_calls: Vec<_> = message
@@ -621,19 +611,14 @@ fn parse_openai(raw: Value, model: &str) -> TranslateResult {
             choice.get("finish_reason").and_then(Value::as_str),
         ),
         tool_calls,
-        usage: Usage {
-            prompt_tokens: prompt,
-            completion_tokens: completion,
-            total_tokens: total,
-        },
+        usage,
         model: model.to_string(),
         raw: Some(raw),
     }
 }
 
 fn parse_anthropic(raw: Value, model: &str) -> TranslateResult {
-    let usage = raw.get("usage").unwrap_or(&Value::Null);
-    let (prompt, completion) = (tokens(usage, "input_tokens"), tokens(usage, "output_tokens"));
+    let usage = Usage::from_raw(Style::Anthropic, raw.get("usage").unwrap_or(&Value::Null));
     let mut text = String::new();
     let mut tool_calls = Vec::new();
     for block in raw.get("content").and_then(Value::as_array).into_iter().flatten() {
@@ -657,12 +642,59 @@ fn parse_anthropic(raw: Value, model: &str) -> TranslateResult {
             raw.get("stop_reason").and_then(Value::as_str),
         ),
         tool_calls,
-        usage: Usage {
-            prompt_tokens: prompt,
-            completion_tokens: completion,
-            total_tokens: prompt + completion,
-        },
+        usage,
         model: model.to_string(),
         raw: Some(raw),
+    }
+}
+
+impl Client {
+    /// Single-turn translation (SPEC §11): exactly one provider call for an OpenAI-shaped
+    /// conversation, answered in OpenAI shape. Nothing executes — a `toolkit` on the request
+    /// is only declared, tool hooks never fire, and there is no conversation state, so calls
+    /// may run concurrently.
+    ///
+    /// The call shares the loop's infrastructure: retries and backoff, `request_params` and
+    /// `body_transform`, the whole-call `timeout`, the `llm` metric event. `before_llm` (turn
+    /// 0; may replace messages, tools and model, or abort) and `after_llm` fire exactly once.
+    pub async fn translate(&self, request: TranslateRequest) -> Result<TranslateResult, ClientError> {
+        let inner = &self.inner;
+        let mut draft = Draft::new(inner.style, &request, inner.system_prompt.as_deref());
+        let mut model = inner.model.clone();
+        if let Some(hook) = &inner.hooks.before_llm {
+            let call = LlmRequest {
+                messages: draft.messages.clone(),
+                tools: draft.tools.clone(),
+                model: inner.model.clone(),
+                turn: 0,
+            };
+            if let Some(LlmOverride {
+                messages,
+                tools,
+                model: m,
+            }) = hook(call).await.map_err(ClientError::Hook)?
+            {
+                if let Some(messages) = messages {
+                    draft.messages = messages;
+                }
+                if let Some(tools) = tools {
+                    draft.tools = tools;
+                }
+                if let Some(m) = m.filter(|m| !m.is_empty()) {
+                    model = m;
+                }
+            }
+        }
+        let body = Value::Object(draft.body(&model));
+        let raw = self.send(body, request.cancel.as_ref()).await?;
+        if let Some(hook) = &inner.hooks.after_llm {
+            hook(LlmResponse {
+                response: raw.clone(),
+                model: model.clone(),
+                turn: 0,
+            })
+            .await;
+        }
+        Ok(draft.parse(raw, &model))
     }
 }
