@@ -296,9 +296,9 @@ async fn on_text_streams_deltas_and_still_returns_the_result() {
 async fn in_process_model_runs_the_loop_and_refuses_streaming() {
     let calls = Arc::new(AtomicUsize::new(0));
     let c2 = calls.clone();
-    let generate: toolnexus::client::Generate = Arc::new(move |req: GenerateRequest| {
+    let generate = move |req: GenerateRequest| {
         let n = c2.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async move {
+        async move {
             if n == 0 {
                 assert_eq!(req.tools.len(), 2);
                 Ok(Generation::calls(vec![GeneratedCall {
@@ -313,8 +313,8 @@ async fn in_process_model_runs_the_loop_and_refuses_streaming() {
                 );
                 Ok(Generation::text("2 + 2 = 4"))
             }
-        })
-    });
+        }
+    };
     let client = Client::in_process("local-model", generate).build().unwrap();
     let tk = client_mock::toolkit(None);
     let r = client.run("add", &tk).await.unwrap();
@@ -326,8 +326,7 @@ async fn in_process_model_runs_the_loop_and_refuses_streaming() {
         [Err(ClientError::StreamingUnsupported)]
     ));
 
-    let failing: toolnexus::client::Generate =
-        Arc::new(|_| Box::pin(async { Err("model crashed".to_owned()) }));
+    let failing = |_| async { Err("model crashed".to_owned()) };
     let attempts = Arc::new(AtomicUsize::new(0));
     let a2 = attempts.clone();
     let client = Client::in_process("m", failing)

@@ -42,7 +42,7 @@ fn always_suspends() -> Tool {
 /// hook resolving the suspension inline.
 #[tokio::test]
 async fn seed_answer_output_inside_wait_for() {
-    let script = vec![
+    let script = [
         client_mock::openai_calls(&[("c1", "ask_city", "{}")]),
         client_mock::openai_text("The weather in Chennai is sunny."),
     ];
@@ -386,4 +386,56 @@ async fn stream_surfaces_pending_before_wait_for_and_when_halting() {
         panic!()
     };
     assert_eq!(result.status, RunStatus::Pending);
+}
+
+#[tokio::test]
+async fn stream_with_wait_for_emits_pending_then_the_resolved_result() {
+    let sse = |events: Vec<Value>| {
+        let mut e: Vec<(Option<&str>, String)> = events.into_iter().map(|v| (None, v.to_string())).collect();
+        e.push((None, "[DONE]".into()));
+        Reply::sse(&e)
+    };
+    let mock = Mock::start(vec![
+        sse(vec![json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"ask_city","arguments":"{}"}}]}}]})]),
+        sse(vec![json!({"choices":[{"index":0,"delta":{"content":"Chennai it is."}}]})]),
+    ])
+    .await;
+    let client = client_mock::client("openai", &mock.base)
+        .wait_for_fn(|r: Request| async move { answer_output(r.id, "Chennai") })
+        .build()
+        .unwrap();
+    let tk = Toolkit::new([ask_city()]);
+    let events: Vec<StreamEvent> = tokio::time::timeout(
+        BOUND,
+        client
+            .stream("go", RunOptions::new(&tk))
+            .map(|e| e.unwrap())
+            .collect(),
+    )
+    .await
+    .unwrap();
+    assert!(matches!(&events[0], StreamEvent::ToolCall { id, .. } if id == "c1"));
+    assert!(matches!(&events[1], StreamEvent::Pending { request } if request.kind == "input"));
+    assert_eq!(
+        events[2],
+        StreamEvent::ToolResult {
+            id: "c1".into(),
+            name: "ask_city".into(),
+            output: "Chennai".into(),
+            is_error: false
+        }
+    );
+    assert_eq!(
+        events[3],
+        StreamEvent::Text {
+            delta: "Chennai it is.".into()
+        }
+    );
+    let StreamEvent::Done { result } = events.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (result.status, result.text.as_str()),
+        (RunStatus::Done, "Chennai it is.")
+    );
 }

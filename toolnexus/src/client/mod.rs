@@ -619,7 +619,25 @@ impl Client {
     /// A client around a host `generate` function instead of a wire: OpenAI-shaped
     /// messages, no API key, failures final (retries default to 0), streaming refused.
     /// Returns the builder so every other option can still be set.
-    pub fn in_process(model: impl Into<String>, generate: Generate) -> ClientBuilder {
+    ///
+    /// ```
+    /// use toolnexus::client::{Client, Generation};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let client = Client::in_process("local-model", |req| async move {
+    ///     Ok(Generation::text(format!("{} messages seen", req.messages.len())))
+    /// })
+    /// .build()
+    /// .unwrap();
+    /// let r = client.run("hi", &toolnexus::Toolkit::default()).await.unwrap();
+    /// assert_eq!(r.text, "1 messages seen");
+    /// # });
+    /// ```
+    pub fn in_process<F, Fut>(model: impl Into<String>, generate: F) -> ClientBuilder
+    where
+        F: Fn(GenerateRequest) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Generation, String>> + Send + 'static,
+    {
+        let generate: Generate = Arc::new(move |req| Box::pin(generate(req)));
         let mut b = Client::builder()
             .base_url(in_process::BASE_URL)
             .style("openai")
@@ -739,7 +757,6 @@ impl Client {
     /// One provider call with this client's retries, request shaping, `llm` metric, timeout
     /// and `cancel` — no loop, no hooks. `body` is a complete request body for this style.
     /// The building block of `translate`.
-    #[allow(dead_code)] // called by `translate` (client2's module)
     pub(crate) async fn send(
         &self,
         body: Value,

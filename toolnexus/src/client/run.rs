@@ -651,7 +651,6 @@ impl Inner {
     }
 
     /// `send` for `translate`: shape the body, one call with retries, under the deadline.
-    #[allow(dead_code)] // called by `translate` (client2's module)
     pub(crate) async fn send_guarded(
         &self,
         body: Value,
