@@ -465,3 +465,35 @@ async fn metric_events_and_prometheus_text_follow_the_run() {
     );
     assert!(text.ends_with('\n'));
 }
+
+#[tokio::test]
+async fn stream_conversation_loads_and_saves_the_thread() {
+    use futures::StreamExt;
+    let turn = |t: &str| {
+        Reply::sse(&[
+            (
+                None,
+                json!({"choices":[{"index":0,"delta":{"content":t}}]}).to_string(),
+            ),
+            (None, "[DONE]".into()),
+        ])
+    };
+    let mock = Mock::start(vec![turn("one"), turn("two")]).await;
+    let client = client_mock::client("openai", &mock.base).build().unwrap();
+    for prompt in ["first", "second"] {
+        let items: Vec<_> = client
+            .stream_conversation(prompt, "s1", RunOptions::default())
+            .collect()
+            .await;
+        assert!(items.iter().all(Result::is_ok));
+    }
+    assert_eq!(
+        body(&mock, 1)["messages"],
+        json!([
+            {"role":"user","content":"first"},
+            {"role":"assistant","content":"one"},
+            {"role":"user","content":"second"}
+        ])
+    );
+    assert_eq!(client.store().get("s1").await.unwrap().unwrap().len(), 4);
+}
