@@ -28,21 +28,27 @@
 #![warn(missing_docs)]
 
 pub mod adapter;
+#[cfg(feature = "builtins")]
+pub mod builtin;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod content;
 pub mod context;
+pub mod native;
 pub mod result;
+pub mod schema;
 pub mod suspend;
 pub mod tool;
 pub mod toolkit;
 
 pub use content::ContentPart;
 pub use context::{CancellationToken, ToolContext};
+pub use native::{Args, IntoToolResult, Json, State, ToolDef, native_tool};
 pub use result::ToolResult;
 pub use suspend::{Answer, Request};
 pub use tool::{Tool, ToolFuture, ToolSource, sanitize};
 pub use toolkit::{Closeable, Toolkit};
+pub use toolnexus_macros::{tool, toolkit};
 
 /// Re-exported so a user's schemars version can never skew against ours.
 pub use schemars;
@@ -50,6 +56,7 @@ pub use schemars;
 /// Paths the macro-generated code reaches its dependencies through. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::native::same_name;
     pub use schemars;
     pub use serde;
     pub use serde_json;

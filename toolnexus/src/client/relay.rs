@@ -254,6 +254,14 @@ mod tests {
         );
     }
 
+    /// The client does not depend on the `builtins` feature, so it keeps its own copy of
+    /// the names; this keeps the copy honest.
+    #[cfg(feature = "builtins")]
+    #[test]
+    fn builtin_names_match_the_builtin_module() {
+        assert_eq!(BUILTIN_TOOL_NAMES, crate::builtin::NAMES);
+    }
+
     #[test]
     fn collision_with_a_builtin_name_is_refused() {
         let tk = Toolkit::new([relay_tool("bash", "", json!({})), relay_tool("ok", "", json!({}))]);
