@@ -30,6 +30,8 @@
 pub mod adapter;
 #[cfg(feature = "builtins")]
 pub mod builtin;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod content;
 pub mod context;
 pub mod native;

@@ -21,9 +21,11 @@
 //! );
 //! ```
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -75,6 +77,11 @@ pub struct Answer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<AnswerReason>,
 }
+
+/// The host slot that resolves a suspension (SPEC §10 `waitFor`): data in, data out. Its
+/// interior is the host's business (open a browser and poll, ask on a terminal, forward to
+/// another agent).
+pub type WaitFor = Arc<dyn Fn(Request) -> BoxFuture<'static, Answer> + Send + Sync>;
 
 static SEQ: AtomicU64 = AtomicU64::new(1);
 
