@@ -31,6 +31,8 @@ pub mod adapter;
 pub mod content;
 pub mod context;
 pub mod result;
+#[cfg(feature = "skills")]
+pub mod skill;
 pub mod suspend;
 pub mod tool;
 pub mod toolkit;
