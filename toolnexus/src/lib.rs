@@ -30,6 +30,8 @@
 pub mod adapter;
 pub mod content;
 pub mod context;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod result;
 #[cfg(feature = "skills")]
 pub mod skill;
