@@ -28,6 +28,8 @@
 #![warn(missing_docs)]
 
 pub mod adapter;
+#[cfg(feature = "builtins")]
+pub mod builtin;
 pub mod content;
 pub mod context;
 #[cfg(feature = "http")]
