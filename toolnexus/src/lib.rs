@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod adapter;
+pub mod assembly;
 #[cfg(feature = "builtins")]
 pub mod builtin;
 pub mod content;
@@ -41,6 +42,7 @@ pub mod suspend;
 pub mod tool;
 pub mod toolkit;
 
+pub use assembly::{BuildError, ToolkitOptions};
 pub use content::ContentPart;
 pub use context::{CancellationToken, ToolContext};
 pub use result::ToolResult;
