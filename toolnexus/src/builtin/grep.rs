@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::UTF8;
 use grep_searcher::{Searcher, SearcherBuilder};
@@ -55,6 +56,8 @@ async fn run(args: Value) -> Result<ToolResult, String> {
         // `^`/`$` anchor at line boundaries and no match spans lines, as in line-by-line search.
         .multi_line(true)
         .line_terminator(Some(b'\n'))
+        // A CRLF line ends where its text ends, as in the other ports' text-mode reads.
+        .crlf(true)
         .build(pattern)
         .map_err(|e| format!("grep: invalid regex: {e}"))?;
     let include = include
@@ -83,7 +86,10 @@ fn search(files: &[Found], matcher: &RegexMatcher, limit: usize, stop: &StopFlag
     let next = AtomicUsize::new(0);
     let found = AtomicUsize::new(0);
     let worker = || {
-        let mut searcher = SearcherBuilder::new().line_number(true).build();
+        let mut searcher = SearcherBuilder::new()
+            .line_number(true)
+            .line_terminator(LineTerminator::crlf())
+            .build();
         let mut hits: Vec<(usize, Vec<String>)> = Vec::new();
         while found.load(Ordering::Relaxed) < limit && !stop.is_set() {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -130,10 +136,13 @@ fn search_file(searcher: &mut Searcher, matcher: &RegexMatcher, file: &Found, li
     let mut lines = Vec::new();
     let sink = UTF8(|line_number, line: &str| {
         let text = line.strip_suffix('\n').unwrap_or(line);
+        let text = text.strip_suffix('\r').unwrap_or(text);
         lines.push(format!("{}:{line_number}:{text}", file.rel));
         Ok(lines.len() < limit)
     });
-    // The bytes are valid UTF-8, so the sink cannot fail.
-    let _ = searcher.search_slice(matcher, &bytes, sink);
+    // The bytes are valid UTF-8 and the sink never fails, so this cannot error.
+    if let Err(e) = searcher.search_slice(matcher, &bytes, sink) {
+        tracing::debug!(file = %file.rel, error = %e, "grep: search failed; file skipped");
+    }
     lines
 }
