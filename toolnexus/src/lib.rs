@@ -30,6 +30,7 @@
 pub mod adapter;
 pub mod content;
 pub mod context;
+pub mod mcp;
 pub mod result;
 pub mod suspend;
 pub mod tool;
