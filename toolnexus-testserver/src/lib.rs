@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerInfo, Tool,
+    ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -74,6 +74,7 @@ impl TestServer {
             tool("spawn_grandchild", "Starts `sleep 300` and returns its pid", obj(json!({}))),
             tool("env", "Reads an environment variable", obj(json!({"name": {"type": "string"}}))),
             tool("cwd", "The working directory", obj(json!({}))),
+            tool("header", "Reads an HTTP request header (HTTP mode)", obj(json!({"name": {"type": "string"}}))),
             tool("ask", "Elicits a city (form mode)", obj(json!({}))),
             tool("login", "Elicits a login (URL mode)", obj(json!({}))),
             tool(
@@ -101,8 +102,8 @@ fn text(s: impl Into<String>) -> CallToolResult {
 }
 
 impl ServerHandler for TestServer {
-    fn get_info(&self) -> ServerInfo {
-        ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(rmcp::model::Implementation::new("toolnexus-testserver", "0.1.0"))
     }
 
@@ -156,6 +157,15 @@ impl ServerHandler for TestServer {
                 text(std::env::var(name).unwrap_or_else(|_| "<unset>".into()))
             }
             "cwd" => text(std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default()),
+            "header" => {
+                let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
+                let value = context
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .and_then(|parts| parts.headers.get(name))
+                    .and_then(|v| v.to_str().ok());
+                text(value.unwrap_or("<absent>"))
+            }
             "ask" | "login" => elicit(&request.name, &context).await,
             "defs" => text(Value::Object(args).to_string()),
             name if name.starts_with("extra_") => text(name),

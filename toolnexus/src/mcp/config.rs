@@ -332,6 +332,7 @@ fn string_map(e: &Map<String, Value>, key: &str) -> Result<Secrets, String> {
 /// Apply a per-server tool filter to the listed original names (SPEC §2 Gap 7): empty ⇒
 /// all; at least one `true` ⇒ allowlist; only `false` ⇒ drop-list. Unknown names are
 /// ignored with a warning.
+#[cfg(feature = "mcp")]
 pub(crate) fn tool_allowed(filter: Option<&BTreeMap<String, bool>>, name: &str) -> bool {
     match filter {
         None => true,
@@ -342,6 +343,7 @@ pub(crate) fn tool_allowed(filter: Option<&BTreeMap<String, bool>>, name: &str) 
 }
 
 /// Warn once per filter name that matched none of `listed`.
+#[cfg(feature = "mcp")]
 pub(crate) fn warn_unknown_filter_names<'a>(
     server: &ServerConfig,
     listed: impl Iterator<Item = &'a str> + Clone,
@@ -479,6 +481,7 @@ mod tests {
         assert!(!dbg.contains("sk-live") && !dbg.contains("sk-env"), "{dbg}");
     }
 
+    #[cfg(feature = "mcp")]
     #[test]
     fn filter_semantics() {
         let f = |pairs: &[(&str, bool)]| -> BTreeMap<String, bool> {
