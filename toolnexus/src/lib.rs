@@ -35,6 +35,7 @@ pub mod content;
 pub mod context;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod mcp;
 pub mod native;
 pub mod result;
 pub mod schema;
