@@ -289,12 +289,82 @@ async fn skills_compose_dirs_then_data_then_provider_with_filter_and_disable() {
     assert!(tk.skills_prompt().contains("**hello-world**"));
 }
 
+const TESTSERVER: &str = env!("CARGO_BIN_EXE_mcp-testserver");
+
 #[tokio::test]
-async fn mcp_servers_in_config_are_refused_until_the_mcp_source_lands() {
-    let err =
-        Toolkit::build(ToolkitOptions::default().config(json!({"mcpServers": {"x": {"command": ["y"]}}})))
-            .await
-            .err()
-            .unwrap();
+async fn mcp_tools_come_first_and_close_releases_the_servers() {
+    let config = json!({
+        "mcpServers": {
+            "srv": {"command": [TESTSERVER, "stdio"], "timeout": 10000},
+            "dead": {"command": ["/nonexistent/mcp-server"], "timeout": 2000},
+            "off": {"command": ["x"], "disabled": true}
+        },
+        "builtins": {"tools": {"bash": false}}
+    });
+    let tk = Toolkit::build(
+        ToolkitOptions::default()
+            .config(config)
+            .skills_dir(examples_skills())
+            .extra_tool(custom("srv_echo", "extra loses to MCP")),
+    )
+    .await
+    .unwrap();
+    let names = tk.tool_names();
+    assert!(
+        names.contains(&"srv_echo") && names.contains(&"skill") && !names.contains(&"bash"),
+        "{names:?}"
+    );
+    assert_eq!(tk.get("srv_echo").unwrap().source(), ToolSource::Mcp);
+    let status: Vec<(&str, &str)> = tk
+        .mcp_status()
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        status,
+        [("dead", "failed"), ("off", "disabled"), ("srv", "connected")]
+    );
+    let r = tk
+        .execute("srv_echo", json!({"text": "hi"}), ToolContext::default())
+        .await;
+    assert_eq!(
+        r.to_json(),
+        r#"{"output":"hi","isError":false,"metadata":{"server":"srv"}}"#
+    );
+    let pid = tk
+        .execute("srv_pid", json!({}), ToolContext::default())
+        .await
+        .output;
+    tk.close().await;
+    // The stdio child is gone once close() returns (bounded wait for the reaper).
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+    let mut alive = proc_dir.exists();
+    for _ in 0..50 {
+        let zombie = std::fs::read_to_string(proc_dir.join("stat"))
+            .map(|s| s.contains(") Z "))
+            .unwrap_or(true);
+        alive = proc_dir.exists() && !zombie;
+        if !alive {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(!alive, "MCP server {pid} still running after close()");
+}
+
+#[tokio::test]
+async fn bad_mcp_server_entry_is_a_typed_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    std::fs::write(&path, r#"{"mcpServers": {"broken": {"command": 7}}}"#).unwrap();
+    let err = Toolkit::build(ToolkitOptions::default().config(path.clone()))
+        .await
+        .err()
+        .unwrap();
     assert!(matches!(err, BuildError::Mcp(_)));
+    assert!(
+        err.to_string()
+            .starts_with(&format!("MCP config {}: server \"broken\": ", path.display())),
+        "{err}"
+    );
 }

@@ -185,6 +185,27 @@ fn config_file_builtins_key_is_honoured() {
 }
 
 #[test]
+fn a_dead_mcp_server_is_isolated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("mcp.json");
+    std::fs::write(
+        &cfg,
+        r#"{"mcpServers": {"dead": {"command": ["/nonexistent/mcp"], "timeout": 1000}}}"#,
+    )
+    .unwrap();
+    let o = run(&[
+        "tools",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--no-builtins",
+        "--format",
+        "names",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
 fn bad_flags_and_bad_config_are_one_line_errors() {
     assert_one_line_error(
         &run(&["tools", "--bogus"]),

@@ -1,7 +1,9 @@
 //! Toolkit assembly (SPEC §4): [`Toolkit::build`] gathers MCP tools, the `skill` tool, the
 //! built-in tools and the host's own tools into one [`Toolkit`], in the order
 //! **MCP → skill → builtin → extra**, first name wins — except that a host tool shadows a
-//! built-in of the same name.
+//! built-in of the same name. MCP servers come from a config file or document
+//! (`mcpServers` | `servers` | `mcp`); a server that fails is isolated, and
+//! [`Toolkit::close`] shuts every session down.
 //!
 //! ```
 //! use toolnexus::{Tool, ToolResult, Toolkit};
@@ -240,19 +242,27 @@ pub enum BuildError {
         message: String,
     },
     /// The MCP part of the config is unusable.
-    #[error("{0}")]
-    Mcp(String),
+    #[error(transparent)]
+    Mcp(#[from] crate::mcp::McpError),
+    /// The config names MCP servers but the crate was built without the `mcp` feature.
+    #[error("MCP config {origin}: MCP servers need the `mcp` feature of toolnexus")]
+    McpDisabled {
+        /// The file path, or `<value>`.
+        origin: String,
+    },
 }
 
 /// The config document, read once.
 struct Config {
     origin: String,
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    path: Option<PathBuf>,
     doc: Value,
 }
 
 fn read_config(source: &ConfigSource) -> Result<Config, BuildError> {
-    let (origin, doc) = match source {
-        ConfigSource::Value(v) => ("<value>".to_owned(), v.clone()),
+    let (origin, path, doc) = match source {
+        ConfigSource::Value(v) => ("<value>".to_owned(), None, v.clone()),
         ConfigSource::Path(path) => {
             let text = std::fs::read_to_string(path).map_err(|source| BuildError::ConfigRead {
                 path: path.clone(),
@@ -263,7 +273,7 @@ fn read_config(source: &ConfigSource) -> Result<Config, BuildError> {
                 origin: origin.clone(),
                 message: e.to_string(),
             })?;
-            (origin, doc)
+            (origin, Some(path.clone()), doc)
         }
     };
     if !doc.is_object() {
@@ -272,34 +282,40 @@ fn read_config(source: &ConfigSource) -> Result<Config, BuildError> {
             message: "expected a JSON object".into(),
         });
     }
-    Ok(Config { origin, doc })
+    Ok(Config { origin, path, doc })
 }
 
-/// The MCP tools of a config, and the session owner to close with the toolkit.
-struct McpPart {
-    tools: Vec<Tool>,
-}
-
-// ── MCP CALL POINT ─────────────────────────────────────────────────────────────────────
-// The MCP source (module `crate::mcp`, feature `mcp`) plugs in here: parse `config.doc`,
-// connect every server, return its tools, `extend_mcp_status` and `attach` the source to
-// `toolkit` so `close()` tears it down. Until it lands, a config naming servers is refused
-// rather than silently ignored.
-async fn load_mcp(config: &Config, _toolkit: &mut Toolkit) -> Result<McpPart, BuildError> {
-    let names_servers = ["mcpServers", "servers", "mcp"].iter().any(|k| {
-        config
-            .doc
-            .get(*k)
-            .and_then(Value::as_object)
-            .is_some_and(|m| !m.is_empty())
-    });
-    if names_servers {
-        return Err(BuildError::Mcp(format!(
-            "MCP config {}: MCP servers are not supported by this build yet",
-            config.origin
-        )));
+/// The MCP source (SPEC §2): connect every enabled server of `config`, record the statuses
+/// in `toolkit`, hand it the sessions to close, and return the tools (server order). A
+/// server that fails is isolated (status `failed`); only an unusable config is an error.
+#[cfg(feature = "mcp")]
+async fn load_mcp(config: &Config, toolkit: &mut Toolkit) -> Result<Vec<Tool>, BuildError> {
+    use crate::mcp::{LoadOptions, McpConfig};
+    let mcp = match &config.path {
+        // From the file, so a bad server entry is reported against it.
+        Some(path) => McpConfig::from_file(path)?,
+        None => McpConfig::from_value(&config.doc)?,
+    };
+    if mcp.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(McpPart { tools: Vec::new() })
+    let source = crate::mcp::load(&mcp, LoadOptions::default()).await?;
+    let tools = source.tools().to_vec();
+    toolkit.extend_mcp_status(source.status().clone());
+    toolkit.attach(std::sync::Arc::new(source));
+    Ok(tools)
+}
+
+/// Without the `mcp` feature a config naming servers is refused rather than silently ignored.
+#[cfg(not(feature = "mcp"))]
+async fn load_mcp(config: &Config, _toolkit: &mut Toolkit) -> Result<Vec<Tool>, BuildError> {
+    let mcp = crate::mcp::McpConfig::from_value(&config.doc)?;
+    if mcp.is_empty() {
+        return Ok(Vec::new());
+    }
+    Err(BuildError::McpDisabled {
+        origin: config.origin.clone(),
+    })
 }
 
 impl Toolkit {
@@ -313,7 +329,7 @@ impl Toolkit {
         let mut ordered: Vec<Tool> = Vec::new();
 
         if let Some(config) = &config {
-            ordered.extend(load_mcp(config, &mut toolkit).await?.tools);
+            ordered.extend(load_mcp(config, &mut toolkit).await?);
         }
 
         #[cfg(feature = "skills")]
@@ -326,7 +342,7 @@ impl Toolkit {
         {
             let cfg = match (&options.builtins, &config) {
                 (Some(cfg), _) => cfg.clone(),
-                (None, Some(Config { origin, doc })) => match doc.get("builtins") {
+                (None, Some(Config { origin, doc, .. })) => match doc.get("builtins") {
                     Some(v) => serde_json::from_value(v.clone()).map_err(|e| BuildError::Builtins {
                         origin: origin.clone(),
                         message: e.to_string(),
