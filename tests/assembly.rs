@@ -368,3 +368,21 @@ async fn bad_mcp_server_entry_is_a_typed_error_naming_the_file() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_cancelled_mcp_load_fails_the_build() {
+    let cancel = toolnexus::CancellationToken::new();
+    cancel.cancel();
+    let load = toolnexus::mcp::LoadOptions {
+        cancel,
+        ..Default::default()
+    };
+    let config = json!({"mcpServers": {"srv": {"command": [TESTSERVER, "hang-init"], "timeout": 30000}}});
+    let start = std::time::Instant::now();
+    let err = Toolkit::build(ToolkitOptions::default().config(config).mcp_load(load))
+        .await
+        .err()
+        .unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(err.to_string(), "MCP load cancelled");
+}

@@ -84,6 +84,9 @@ impl From<&str> for ConfigSource {
 pub struct ToolkitOptions {
     /// MCP servers and the `builtins` key.
     pub config: Option<ConfigSource>,
+    /// How MCP servers are loaded: the elicitation `wait_for` slot and a cancellation token.
+    #[cfg(feature = "mcp")]
+    pub mcp_load: crate::mcp::LoadOptions,
     /// Skill roots searched for `**/SKILL.md`.
     #[cfg(feature = "skills")]
     pub skills_dirs: Vec<PathBuf>,
@@ -115,6 +118,13 @@ impl ToolkitOptions {
     /// Sets the MCP / builtins configuration (a path or a parsed document).
     pub fn config(mut self, config: impl Into<ConfigSource>) -> Self {
         self.config = Some(config.into());
+        self
+    }
+
+    /// Sets how MCP servers are loaded (elicitation bridge, cancellation).
+    #[cfg(feature = "mcp")]
+    pub fn mcp_load(mut self, load: crate::mcp::LoadOptions) -> Self {
+        self.mcp_load = load;
         self
     }
 
@@ -195,6 +205,8 @@ impl fmt::Debug for ToolkitOptions {
         });
         let mut d = f.debug_struct("ToolkitOptions");
         d.field("config", &config);
+        #[cfg(feature = "mcp")]
+        d.field("mcp_load", &self.mcp_load);
         #[cfg(feature = "skills")]
         d.field("skills_dirs", &self.skills_dirs)
             .field("skills", &self.skills.iter().map(|s| &s.name).collect::<Vec<_>>())
@@ -289,8 +301,12 @@ fn read_config(source: &ConfigSource) -> Result<Config, BuildError> {
 /// in `toolkit`, hand it the sessions to close, and return the tools (server order). A
 /// server that fails is isolated (status `failed`); only an unusable config is an error.
 #[cfg(feature = "mcp")]
-async fn load_mcp(config: &Config, toolkit: &mut Toolkit) -> Result<Vec<Tool>, BuildError> {
-    use crate::mcp::{LoadOptions, McpConfig};
+async fn load_mcp(
+    config: &Config,
+    load: &crate::mcp::LoadOptions,
+    toolkit: &mut Toolkit,
+) -> Result<Vec<Tool>, BuildError> {
+    use crate::mcp::McpConfig;
     let mcp = match &config.path {
         // From the file, so a bad server entry is reported against it.
         Some(path) => McpConfig::from_file(path)?,
@@ -299,7 +315,7 @@ async fn load_mcp(config: &Config, toolkit: &mut Toolkit) -> Result<Vec<Tool>, B
     if mcp.is_empty() {
         return Ok(Vec::new());
     }
-    let source = crate::mcp::load(&mcp, LoadOptions::default()).await?;
+    let source = crate::mcp::load(&mcp, load.clone()).await?;
     let tools = source.tools().to_vec();
     toolkit.extend_mcp_status(source.status().clone());
     toolkit.attach(std::sync::Arc::new(source));
@@ -329,12 +345,16 @@ impl Toolkit {
         let mut ordered: Vec<Tool> = Vec::new();
 
         if let Some(config) = &config {
+            #[cfg(feature = "mcp")]
+            ordered.extend(load_mcp(config, &options.mcp_load, &mut toolkit).await?);
+            #[cfg(not(feature = "mcp"))]
             ordered.extend(load_mcp(config, &mut toolkit).await?);
         }
 
         #[cfg(feature = "skills")]
         if let Some(source) = load_skill_source(&options).await {
             toolkit.set_skills_prompt(source.prompt());
+            toolkit.set_skills(source.skills().to_vec());
             ordered.push(source.tool());
         }
 
