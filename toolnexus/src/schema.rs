@@ -95,15 +95,27 @@ pub fn schema_for<T: JsonSchema>() -> Value {
 fn for_each_subschema(schema: &mut Map<String, Value>, mut f: impl FnMut(&mut Map<String, Value>)) {
     for (key, value) in schema.iter_mut() {
         match (key.as_str(), value) {
-            ("properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas", Value::Object(m)) => {
+            (
+                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas",
+                Value::Object(m),
+            ) => {
                 m.values_mut().filter_map(Value::as_object_mut).for_each(&mut f);
             }
             ("anyOf" | "oneOf" | "allOf" | "prefixItems" | "items", Value::Array(list)) => {
                 list.iter_mut().filter_map(Value::as_object_mut).for_each(&mut f);
             }
             (
-                "items" | "additionalProperties" | "not" | "contains" | "if" | "then" | "else"
-                | "propertyNames" | "unevaluatedProperties" | "unevaluatedItems" | "additionalItems",
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "contains"
+                | "if"
+                | "then"
+                | "else"
+                | "propertyNames"
+                | "unevaluatedProperties"
+                | "unevaluatedItems"
+                | "additionalItems",
                 Value::Object(m),
             ) => f(m),
             _ => {}
@@ -141,7 +153,9 @@ fn strip_null(schema: &mut Map<String, Value>) -> bool {
             members.remove(i);
             had_null = true;
             if members.len() == 1 {
-                if let Some(Value::Object(only)) = schema.remove("anyOf").and_then(|mut m| m.as_array_mut()?.pop()) {
+                if let Some(Value::Object(only)) =
+                    schema.remove("anyOf").and_then(|mut m| m.as_array_mut()?.pop())
+                {
                     for (k, v) in only {
                         schema.entry(k).or_insert(v);
                     }
@@ -212,9 +226,28 @@ pub fn gemini_schema(schema: &Value) -> Value {
 
 /// The keywords of Gemini's `Schema` object.
 const GEMINI_KEYWORDS: &[&str] = &[
-    "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems",
-    "properties", "required", "minProperties", "maxProperties", "minLength", "maxLength",
-    "pattern", "example", "anyOf", "propertyOrdering", "default", "items", "minimum", "maximum",
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "maxItems",
+    "minItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "example",
+    "anyOf",
+    "propertyOrdering",
+    "default",
+    "items",
+    "minimum",
+    "maximum",
 ];
 
 fn resolve<'a>(root: &'a Map<String, Value>, reference: &str) -> Option<&'a Map<String, Value>> {
@@ -279,9 +312,17 @@ fn gemini_object(
             out.remove("format");
         }
     }
-    if out.get("properties").and_then(Value::as_object).is_some_and(Map::is_empty) {
+    if out
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(Map::is_empty)
+    {
         out.remove("properties");
-        if out.get("required").and_then(Value::as_array).is_some_and(Vec::is_empty) {
+        if out
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        {
             out.remove("required");
         }
     }
@@ -310,7 +351,11 @@ fn gemini_object(
 }
 
 fn without(schema: &Map<String, Value>, key: &str) -> Map<String, Value> {
-    schema.iter().filter(|(k, _)| *k != key).map(|(k, v)| (k.clone(), v.clone())).collect()
+    schema
+        .iter()
+        .filter(|(k, _)| *k != key)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// `schema` rendered for OpenAI's strict mode (rules in the [module docs](self)).
@@ -323,7 +368,8 @@ pub fn openai_strict_schema(schema: &Value) -> Value {
 }
 
 fn close(schema: &mut Map<String, Value>) {
-    let is_object = schema.get("type").and_then(Value::as_str) == Some("object") || schema.contains_key("properties");
+    let is_object =
+        schema.get("type").and_then(Value::as_str) == Some("object") || schema.contains_key("properties");
     if is_object {
         let required: Vec<String> = schema
             .get("required")
@@ -385,7 +431,10 @@ mod tests {
             "mode": {"type": "string", "enum": ["a", "b"]}, "n": {"type": "integer", "minimum": 1},
             "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["path"]});
         assert_eq!(gemini_schema(&s).to_string(), s.to_string());
-        assert_eq!(gemini_schema(&json!({"type": "object"})), json!({"type": "object"}));
+        assert_eq!(
+            gemini_schema(&json!({"type": "object"})),
+            json!({"type": "object"})
+        );
         let closed = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false});
         assert_eq!(openai_strict_schema(&closed).to_string(), closed.to_string());
     }

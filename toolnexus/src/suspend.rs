@@ -78,9 +78,17 @@ pub struct Answer {
     pub reason: Option<AnswerReason>,
 }
 
-/// The host slot that resolves a suspension (SPEC §10 `waitFor`): data in, data out. Its
-/// interior is the host's business (open a browser and poll, ask on a terminal, forward to
-/// another agent).
+/// The host's one slot for resolving a [`Request`] (SPEC §10): shown the request, it
+/// returns the [`Answer`] once a human (or a policy) has decided. The client loop calls it
+/// for suspended tools, and an MCP source given one answers server elicitations through it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolnexus::suspend::{WaitFor, answer_output};
+///
+/// let wait_for: WaitFor = Arc::new(|request| Box::pin(async move { answer_output(request.id, "Chennai") }));
+/// # let _ = wait_for;
+/// ```
 pub type WaitFor = Arc<dyn Fn(Request) -> BoxFuture<'static, Answer> + Send + Sync>;
 
 static SEQ: AtomicU64 = AtomicU64::new(1);
