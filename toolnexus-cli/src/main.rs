@@ -22,6 +22,7 @@ enum Command {
     Tools(cmd::tools::Tools),
     Call(cmd::call::Call),
     Prompt(cmd::prompt::Prompt),
+    Run(cmd::run::Run),
 }
 
 /// A command's failure: the one line to print, and the exit code.
@@ -49,7 +50,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            eprintln!("toolnexus: missing command (tools | call | prompt); see `toolnexus --help`");
+            eprintln!("toolnexus: missing command (tools | call | prompt | run); see `toolnexus --help`");
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -71,6 +72,7 @@ fn main() -> ExitCode {
             Command::Tools(c) => c.run().await,
             Command::Call(c) => c.run().await,
             Command::Prompt(c) => c.run().await,
+            Command::Run(c) => c.run().await,
         }
     });
     match outcome {

@@ -3,6 +3,7 @@
 
 pub mod call;
 pub mod prompt;
+pub mod run;
 pub mod tools;
 
 use std::path::PathBuf;
