@@ -14,12 +14,21 @@ use toolnexus::{CancellationToken, ContentPart, ToolContext, ToolSource, Toolkit
 #[tokio::test]
 async fn stdio_lists_every_page_and_prefixes_sanitized_names() {
     // 15 fixed + 7 generated tools over pages of 4: six round trips of nextCursor.
-    let tk = toolkit_of(stdio_server("test.srv", &["--page-size", "4", "--extra", "7"], json!({}))).await;
+    let tk = toolkit_of(stdio_server(
+        "test.srv",
+        &["--page-size", "4", "--extra", "7"],
+        json!({}),
+    ))
+    .await;
     assert_eq!(tk.mcp_status()["test.srv"], McpStatus::Connected);
     assert_eq!(tk.len(), 22);
     let names = tk.tool_names();
     assert!(names.iter().all(|n| n.starts_with("test_srv_")), "{names:?}");
-    for expected in ["test_srv_weird_name_with_chars", "test_srv_extra_006", "test_srv_echo"] {
+    for expected in [
+        "test_srv_weird_name_with_chars",
+        "test_srv_extra_006",
+        "test_srv_echo",
+    ] {
         assert!(names.contains(&expected), "{expected} in {names:?}");
     }
     let echo = tk.get("test_srv_echo").unwrap();
@@ -45,23 +54,34 @@ async fn stdio_lists_every_page_and_prefixes_sanitized_names() {
 async fn execute_maps_text_structured_errors_and_images() {
     let tk = toolkit_of(stdio_server("t", &[], json!({}))).await;
     let r = call(&tk, "t_echo", json!({"text": "hello"})).await;
-    assert_eq!(r.to_json(), r#"{"output":"hello","isError":false,"metadata":{"server":"t"}}"#);
+    assert_eq!(
+        r.to_json(),
+        r#"{"output":"hello","isError":false,"metadata":{"server":"t"}}"#
+    );
 
     let r = call(&tk, "t_add", json!({"a": 2, "b": 3.5})).await;
     assert_eq!(r.output, r#"{"sum":5.5,"inputs":[2.0,3.5]}"#);
     assert!(!r.is_error);
 
     let r = call(&tk, "t_fail", json!({})).await;
-    assert_eq!(r.to_json(), r#"{"output":"something broke\n\ndetails: none","isError":true,"metadata":{"server":"t"}}"#);
+    assert_eq!(
+        r.to_json(),
+        r#"{"output":"something broke\n\ndetails: none","isError":true,"metadata":{"server":"t"}}"#
+    );
 
     let r = call(&tk, "t_weird_name_with_chars", json!({})).await;
     assert_eq!(r.output, "weird ok");
 
     let r = call(&tk, "t_image", json!({})).await;
     assert_eq!(r.output, "image (image/png, 68 bytes)");
-    let [ContentPart::Image(media)] = r.parts.as_slice() else { panic!("{:?}", r.parts) };
+    let [ContentPart::Image(media)] = r.parts.as_slice() else {
+        panic!("{:?}", r.parts)
+    };
     assert_eq!(media.mime_type, "image/png");
-    assert_eq!(media.source, toolnexus::content::MediaSource::Data(toolnexus_testserver::PNG_1X1.into()));
+    assert_eq!(
+        media.source,
+        toolnexus::content::MediaSource::Data(toolnexus_testserver::PNG_1X1.into())
+    );
 
     let r = call(&tk, "t_echo", json!([1, 2])).await;
     assert_eq!(r.output, "tool arguments must be a JSON object");
@@ -74,14 +94,20 @@ async fn child_gets_merged_env_and_cwd() {
     let dir = tempfile::tempdir().unwrap();
     let extra = json!({"environment": {"TNX_MCP_TEST": "forty-two"}, "cwd": dir.path()});
     let tk = toolkit_of(stdio_server("t", &[], extra)).await;
-    assert_eq!(call(&tk, "t_env", json!({"name": "TNX_MCP_TEST"})).await.output, "forty-two");
+    assert_eq!(
+        call(&tk, "t_env", json!({"name": "TNX_MCP_TEST"})).await.output,
+        "forty-two"
+    );
     // Merged, not replaced: the parent's PATH is still there.
     assert_eq!(
         call(&tk, "t_env", json!({"name": "PATH"})).await.output,
         std::env::var("PATH").unwrap()
     );
     let cwd = call(&tk, "t_cwd", json!({})).await.output;
-    assert_eq!(std::fs::canonicalize(cwd).unwrap(), std::fs::canonicalize(dir.path()).unwrap());
+    assert_eq!(
+        std::fs::canonicalize(cwd).unwrap(),
+        std::fs::canonicalize(dir.path()).unwrap()
+    );
     tk.close().await;
 }
 
@@ -105,13 +131,19 @@ async fn hanging_call_is_bounded_and_the_session_survives() {
     let start = Instant::now();
     let r = call(&tk, "h_hang", json!({})).await;
     assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
-    assert_eq!(r.output, "MCP server \"h\" did not answer tools/call \"hang\" within 800ms");
+    assert_eq!(
+        r.output,
+        "MCP server \"h\" did not answer tools/call \"hang\" within 800ms"
+    );
     assert!(r.is_error);
     // A per-call context timeout wins over the server's.
     let ctx = ToolContext::default().with_timeout(Duration::from_millis(300));
     let r = tk.execute("h_hang", json!({}), ctx).await;
     assert!(r.is_error, "{r:?}");
-    assert_eq!(call(&tk, "h_echo", json!({"text": "still here"})).await.output, "still here");
+    assert_eq!(
+        call(&tk, "h_echo", json!({"text": "still here"})).await.output,
+        "still here"
+    );
     tk.close().await;
 }
 
@@ -123,14 +155,26 @@ async fn a_server_that_dies_mid_call_fails_that_call_and_the_next() {
     assert!(r.is_error, "{r:?}");
     let r = call(&tk, "c_echo", json!({"text": "x"})).await;
     assert!(r.is_error);
-    assert!(r.output.starts_with("MCP server \"c\" is not connected"), "{}", r.output);
+    assert!(
+        r.output.starts_with("MCP server \"c\" is not connected"),
+        "{}",
+        r.output
+    );
     assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
     tk.close().await;
 }
 
 async fn pids(tk: &Toolkit, server: &str) -> (u32, u32) {
-    let pid = call(tk, &format!("{server}_pid"), json!({})).await.output.parse().unwrap();
-    let grandchild = call(tk, &format!("{server}_spawn_grandchild"), json!({})).await.output.parse().unwrap();
+    let pid = call(tk, &format!("{server}_pid"), json!({}))
+        .await
+        .output
+        .parse()
+        .unwrap();
+    let grandchild = call(tk, &format!("{server}_spawn_grandchild"), json!({}))
+        .await
+        .output
+        .parse()
+        .unwrap();
     assert!(alive(pid) && alive(grandchild));
     (pid, grandchild)
 }
@@ -142,8 +186,14 @@ async fn close_kills_the_child_and_its_children() {
     let start = Instant::now();
     tk.close().await;
     assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
-    assert!(wait_dead(pid, Duration::from_secs(2)), "server {pid} survived close()");
-    assert!(wait_dead(grandchild, Duration::from_secs(2)), "grandchild {grandchild} survived close()");
+    assert!(
+        wait_dead(pid, Duration::from_secs(2)),
+        "server {pid} survived close()"
+    );
+    assert!(
+        wait_dead(grandchild, Duration::from_secs(2)),
+        "grandchild {grandchild} survived close()"
+    );
     // Idempotent, and a closed session fails calls instead of hanging.
     tk.close().await;
     assert!(call(&tk, "p_echo", json!({"text": "x"})).await.is_error);
@@ -154,8 +204,14 @@ async fn dropping_the_toolkit_kills_the_children() {
     let tk = toolkit_of(stdio_server("p", &[], json!({}))).await;
     let (pid, grandchild) = pids(&tk, "p").await;
     drop(tk);
-    assert!(wait_dead(pid, Duration::from_secs(3)), "server {pid} survived drop");
-    assert!(wait_dead(grandchild, Duration::from_secs(3)), "grandchild {grandchild} survived drop");
+    assert!(
+        wait_dead(pid, Duration::from_secs(3)),
+        "server {pid} survived drop"
+    );
+    assert!(
+        wait_dead(grandchild, Duration::from_secs(3)),
+        "grandchild {grandchild} survived drop"
+    );
 }
 
 #[tokio::test]
@@ -183,10 +239,17 @@ async fn resilience_every_bad_server_is_isolated_in_bounded_time() {
         "dupcursor": {"command": [TESTSERVER, "stdio", "--dup-cursor"], "timeout": 1000},
         "off": {"command": ["x"], "enabled": false}
     });
-    servers.as_object_mut().unwrap().extend(bad.as_object().unwrap().clone());
+    servers
+        .as_object_mut()
+        .unwrap()
+        .extend(bad.as_object().unwrap().clone());
     let start = Instant::now();
     let tk = toolkit_of(servers).await;
-    assert!(start.elapsed() < Duration::from_secs(6), "load took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(6),
+        "load took {:?}",
+        start.elapsed()
+    );
     let status = tk.mcp_status();
     let labels: Vec<(&str, &str)> = status.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     assert_eq!(
@@ -203,11 +266,23 @@ async fn resilience_every_bad_server_is_isolated_in_bounded_time() {
         ]
     );
     let reason = |s: &str| status[s].reason().unwrap().to_owned();
-    assert!(reason("badcmd").starts_with("cannot start \"/nonexistent/definitely-not-here\": "), "{}", reason("badcmd"));
-    assert!(reason("closed").starts_with("initialize failed: "), "{}", reason("closed"));
+    assert!(
+        reason("badcmd").starts_with("cannot start \"/nonexistent/definitely-not-here\": "),
+        "{}",
+        reason("badcmd")
+    );
+    assert!(
+        reason("closed").starts_with("initialize failed: "),
+        "{}",
+        reason("closed")
+    );
     assert_eq!(reason("silent"), "initialize timed out after 1000ms");
     assert_eq!(reason("mute"), "initialize timed out after 1000ms");
-    assert!(reason("exits").starts_with("initialize failed: "), "{}", reason("exits"));
+    assert!(
+        reason("exits").starts_with("initialize failed: "),
+        "{}",
+        reason("exits")
+    );
     assert_eq!(reason("dupcursor"), "tools/list returned duplicate cursor: same");
     // Every other source still built.
     assert_eq!(call(&tk, "good_echo", json!({"text": "ok"})).await.output, "ok");
@@ -219,16 +294,26 @@ async fn resilience_every_bad_server_is_isolated_in_bounded_time() {
 async fn malformed_mcp_json_is_a_typed_error_naming_file_and_server() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mcp.json");
-    std::fs::write(&path, r#"{"mcpServers": {"ok": {"command": ["x"]}, "broken": {"command": 7}}}"#).unwrap();
+    std::fs::write(
+        &path,
+        r#"{"mcpServers": {"ok": {"command": ["x"]}, "broken": {"command": 7}}}"#,
+    )
+    .unwrap();
     let start = Instant::now();
     let err = McpConfig::from_file(&path).unwrap_err();
     assert_eq!(
         err.to_string(),
-        format!("MCP config {}: server \"broken\": \"command\" must be an array of strings or a string", path.display())
+        format!(
+            "MCP config {}: server \"broken\": \"command\" must be an array of strings or a string",
+            path.display()
+        )
     );
     std::fs::write(&path, "{ not json").unwrap();
     let err = McpConfig::from_file(&path).unwrap_err();
-    assert!(matches!(&err, McpError::Json { file, .. } if *file == path.display().to_string()), "{err}");
+    assert!(
+        matches!(&err, McpError::Json { file, .. } if *file == path.display().to_string()),
+        "{err}"
+    );
     assert!(start.elapsed() < Duration::from_secs(1));
 }
 
@@ -244,7 +329,15 @@ async fn parent_cancellation_aborts_the_whole_load() {
     });
     let cfg = McpConfig::from_value(&json!({ "mcpServers": servers })).unwrap();
     let start = Instant::now();
-    let err = toolnexus::mcp::load(&cfg, LoadOptions { cancel, ..Default::default() }).await.unwrap_err();
+    let err = toolnexus::mcp::load(
+        &cfg,
+        LoadOptions {
+            cancel,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err, McpError::Cancelled);
     assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
 }
@@ -254,11 +347,22 @@ async fn streamable_http_with_expanded_headers() {
     let server = HttpServer::start();
     // SAFETY: set once, read only by this test's connect.
     unsafe { std::env::set_var("TNX_MCP_TEST_TOKEN", "tok-123") };
-    let servers = json!({"remote": {"url": server.url, "headers": {"Authorization": "Bearer ${TNX_MCP_TEST_TOKEN}"}}});
+    let servers =
+        json!({"remote": {"url": server.url, "headers": {"Authorization": "Bearer ${TNX_MCP_TEST_TOKEN}"}}});
     let tk = toolkit_of(servers).await;
-    assert_eq!(tk.mcp_status()["remote"], McpStatus::Connected, "{:?}", tk.mcp_status());
+    assert_eq!(
+        tk.mcp_status()["remote"],
+        McpStatus::Connected,
+        "{:?}",
+        tk.mcp_status()
+    );
     assert_eq!(tk.len(), 15);
-    assert_eq!(call(&tk, "remote_header", json!({"name": "authorization"})).await.output, "Bearer tok-123");
+    assert_eq!(
+        call(&tk, "remote_header", json!({"name": "authorization"}))
+            .await
+            .output,
+        "Bearer tok-123"
+    );
     let r = call(&tk, "remote_add", json!({"a": 1, "b": 2})).await;
     assert_eq!(r.output, r#"{"sum":3.0,"inputs":[1.0,2.0]}"#);
     assert!(!format!("{:?}", tk.mcp_status()).contains("tok-123"));
@@ -278,25 +382,37 @@ async fn expiring_server() -> String {
                 let mut buf = Vec::new();
                 loop {
                     let mut chunk = [0u8; 8192];
-                    let Ok(n) = sock.read(&mut chunk).await else { return };
+                    let Ok(n) = sock.read(&mut chunk).await else {
+                        return;
+                    };
                     if n == 0 {
                         return;
                     }
                     buf.extend_from_slice(&chunk[..n]);
                     let text = String::from_utf8_lossy(&buf).to_string();
-                    let Some(head_end) = text.find("\r\n\r\n") else { continue };
+                    let Some(head_end) = text.find("\r\n\r\n") else {
+                        continue;
+                    };
                     let len = text[..head_end]
                         .lines()
-                        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                        })
                         .unwrap_or(0);
                     if buf.len() < head_end + 4 + len {
                         continue;
                     }
-                    let body: Value = serde_json::from_slice(&buf[head_end + 4..head_end + 4 + len]).unwrap_or(Value::Null);
+                    let body: Value =
+                        serde_json::from_slice(&buf[head_end + 4..head_end + 4 + len]).unwrap_or(Value::Null);
                     let method = text.split(' ').next().unwrap_or("").to_owned();
                     buf.drain(..head_end + 4 + len);
                     let reply = |status: &str, body: &str, extra: &str| {
-                        format!("HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\r\n{body}", body.len())
+                        format!(
+                            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\r\n{body}",
+                            body.len()
+                        )
                     };
                     let response = match (method.as_str(), body["method"].as_str()) {
                         ("POST", Some("initialize")) => reply(
@@ -329,11 +445,20 @@ async fn expiring_server() -> String {
 async fn an_expired_session_404_is_a_failed_call() {
     let url = expiring_server().await;
     let tk = toolkit_of(json!({"exp": {"url": url, "timeout": 3000}})).await;
-    assert_eq!(tk.mcp_status()["exp"], McpStatus::Connected, "{:?}", tk.mcp_status());
+    assert_eq!(
+        tk.mcp_status()["exp"],
+        McpStatus::Connected,
+        "{:?}",
+        tk.mcp_status()
+    );
     let start = Instant::now();
     let r = call(&tk, "exp_echo", json!({})).await;
     assert!(r.is_error, "{r:?}");
-    assert!(r.output.to_lowercase().contains("session expired"), "{}", r.output);
+    assert!(
+        r.output.to_lowercase().contains("session expired"),
+        "{}",
+        r.output
+    );
     assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
     tk.close().await;
 }
@@ -346,13 +471,21 @@ async fn elicitation_is_bridged_through_wait_for() {
         record.lock().unwrap().push(request.clone());
         Box::pin(async move {
             if request.kind == "input" {
-                toolnexus::suspend::Answer { id: request.id, ok: true, data: Some(json!({"city": "Chennai"})), reason: None }
+                toolnexus::suspend::Answer {
+                    id: request.id,
+                    ok: true,
+                    data: Some(json!({"city": "Chennai"})),
+                    reason: None,
+                }
             } else {
                 answer_declined(request.id, AnswerReason::Declined)
             }
         })
     });
-    let opts = LoadOptions { wait_for: Some(wait_for), ..Default::default() };
+    let opts = LoadOptions {
+        wait_for: Some(wait_for),
+        ..Default::default()
+    };
     let source = source_of(stdio_server("e", &[], json!({})), opts).await;
     let mut tk = Toolkit::default();
     source.install(&mut tk);
@@ -362,7 +495,10 @@ async fn elicitation_is_bridged_through_wait_for() {
     assert_eq!(r.output, r#"{"action":"decline"}"#);
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2);
-    assert_eq!((seen[0].kind.as_str(), seen[0].prompt.as_str()), ("input", "Which city?"));
+    assert_eq!(
+        (seen[0].kind.as_str(), seen[0].prompt.as_str()),
+        ("input", "Which city?")
+    );
     assert_eq!(
         seen[0].data.as_ref().unwrap()["schema"],
         json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
@@ -387,7 +523,10 @@ async fn inventory_lists_unfiltered_and_disconnects() {
     let inv = list_mcp_tools(&cfg, CancellationToken::new()).await.unwrap();
     let names: Vec<&str> = inv.tools["inv"].iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names.len(), 15);
-    assert!(names.contains(&"weird.name/with:chars") && names.contains(&"hang"), "{names:?}");
+    assert!(
+        names.contains(&"weird.name/with:chars") && names.contains(&"hang"),
+        "{names:?}"
+    );
     assert_eq!(inv.status["inv"], McpStatus::Connected);
     assert_eq!(inv.status["off"], McpStatus::Disabled);
     assert_eq!(inv.status["bad"].as_str(), "failed");

@@ -18,7 +18,9 @@ fn gateway_toolkit() -> Toolkit {
             ToolResult::success(args["text"].as_str().unwrap_or_default())
         })
         .with_description("Echo the text")
-        .with_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))
+        .with_schema(
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        )
         .with_source(ToolSource::Native),
         Tool::new("nope", |_, _| async { ToolResult::failure("no such row") }),
         Tool::new("boom", |_, _| async { panic!("kaboom") }),
@@ -45,12 +47,20 @@ async fn rpc(url: &str, body: Value) -> Value {
 
 #[tokio::test]
 async fn wire_initialize_list_call_and_unknown_tool() {
-    let handle = serve(&gateway_toolkit(), "127.0.0.1:0", ServeOptions::default()).await.unwrap();
+    let handle = serve(&gateway_toolkit(), "127.0.0.1:0", ServeOptions::default())
+        .await
+        .unwrap();
     let url = handle.url().to_owned();
-    let init = rpc(&url, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+    let init = rpc(
+        &url,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+    )
     .await;
-    assert_eq!(init["result"]["serverInfo"], json!({"name": "toolnexus", "version": "0.1.0"}));
+    assert_eq!(
+        init["result"]["serverInfo"],
+        json!({"name": "toolnexus", "version": "0.1.0"})
+    );
     assert!(init["result"]["capabilities"]["tools"].is_object(), "{init}");
 
     let list = rpc(&url, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
@@ -65,16 +75,25 @@ async fn wire_initialize_list_call_and_unknown_tool() {
 
     let call = |id: u32, name: &str, args: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}});
     let r = rpc(&url, call(3, "echo", json!({"text": "hi"}))).await;
-    assert_eq!(r["result"], json!({"content": [{"type": "text", "text": "hi"}], "isError": false}));
+    assert_eq!(
+        r["result"],
+        json!({"content": [{"type": "text", "text": "hi"}], "isError": false})
+    );
     let r = rpc(&url, call(4, "nope", json!({}))).await;
-    assert_eq!(r["result"], json!({"content": [{"type": "text", "text": "no such row"}], "isError": true}));
+    assert_eq!(
+        r["result"],
+        json!({"content": [{"type": "text", "text": "no such row"}], "isError": true})
+    );
     let r = rpc(&url, call(5, "ghost", json!({}))).await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(r["error"]["message"], "Unknown tool: ghost");
     // A panicking tool is an isError result, and the server keeps serving.
     let r = rpc(&url, call(6, "boom", json!({}))).await;
     assert_eq!(r["result"]["isError"], true);
-    assert_eq!(r["result"]["content"][0]["text"], "tool \"boom\" panicked: kaboom");
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "tool \"boom\" panicked: kaboom"
+    );
     let r = rpc(&url, call(7, "pic", json!({}))).await;
     assert_eq!(
         r["result"]["content"],
@@ -103,17 +122,32 @@ async fn our_client_round_trips_through_the_gateway_with_filter_and_on_call() {
     assert_eq!(tk.mcp_status()["gw"], McpStatus::Connected);
     assert_eq!(tk.tool_names(), ["gw_echo", "gw_nope"]);
     let r = call(&tk, "gw_echo", json!({"text": "round trip"})).await;
-    assert_eq!(r.to_json(), r#"{"output":"round trip","isError":false,"metadata":{"server":"gw"}}"#);
+    assert_eq!(
+        r.to_json(),
+        r#"{"output":"round trip","isError":false,"metadata":{"server":"gw"}}"#
+    );
     let r = call(&tk, "gw_nope", json!({})).await;
-    assert_eq!(r.to_json(), r#"{"output":"no such row","isError":true,"metadata":{"server":"gw"}}"#);
+    assert_eq!(
+        r.to_json(),
+        r#"{"output":"no such row","isError":true,"metadata":{"server":"gw"}}"#
+    );
     // Flat latency: many sequential calls on one session all succeed.
     for i in 0..50 {
-        assert_eq!(call(&tk, "gw_echo", json!({"text": i.to_string()})).await.output, i.to_string());
+        assert_eq!(
+            call(&tk, "gw_echo", json!({"text": i.to_string()})).await.output,
+            i.to_string()
+        );
     }
     let events = events.lock().unwrap().clone();
     assert_eq!(events.len(), 52);
-    assert_eq!((events[0].name.as_str(), events[0].source, events[0].is_error), ("echo", ToolSource::Native, false));
-    assert_eq!((events[1].name.as_str(), events[1].source, events[1].is_error), ("nope", ToolSource::Custom, true));
+    assert_eq!(
+        (events[0].name.as_str(), events[0].source, events[0].is_error),
+        ("echo", ToolSource::Native, false)
+    );
+    assert_eq!(
+        (events[1].name.as_str(), events[1].source, events[1].is_error),
+        ("nope", ToolSource::Custom, true)
+    );
     assert!(events.iter().all(|e| e.ms >= 0.0 && e.ms < 5000.0));
     tk.close().await;
     handle.stop().await;
@@ -122,12 +156,18 @@ async fn our_client_round_trips_through_the_gateway_with_filter_and_on_call() {
 #[tokio::test]
 async fn python_mcp_sdk_client_lists_and_calls() {
     let python = std::env::var("TOOLNEXUS_PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = std::process::Command::new(&python).args(["-c", "import mcp"]).output();
+    let probe = std::process::Command::new(&python)
+        .args(["-c", "import mcp"])
+        .output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        println!("SKIPPED: `{python}` cannot import the `mcp` SDK (set TOOLNEXUS_PYTHON to a venv python with `pip install mcp`)");
+        println!(
+            "SKIPPED: `{python}` cannot import the `mcp` SDK (set TOOLNEXUS_PYTHON to a venv python with `pip install mcp`)"
+        );
         return;
     }
-    let handle = serve(&gateway_toolkit(), "127.0.0.1:0", ServeOptions::default()).await.unwrap();
+    let handle = serve(&gateway_toolkit(), "127.0.0.1:0", ServeOptions::default())
+        .await
+        .unwrap();
     let script = r#"
 import asyncio, json, sys
 from mcp import ClientSession
@@ -153,13 +193,19 @@ asyncio.run(main(sys.argv[1]))
     let py = python.clone();
     let out = tokio::time::timeout(
         Duration::from_secs(60),
-        tokio::task::spawn_blocking(move || std::process::Command::new(py).args(["-c", script, &url]).output()),
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(py).args(["-c", script, &url]).output()
+        }),
     )
     .await
     .expect("the python client finished in time")
     .unwrap()
     .unwrap();
-    assert!(out.status.success(), "python failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         got,
@@ -177,6 +223,12 @@ asyncio.run(main(sys.argv[1]))
 async fn bind_failure_is_a_typed_error() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
-    let err = serve(&Toolkit::default(), &addr, ServeOptions::default()).await.unwrap_err();
-    assert!(err.to_string().starts_with(&format!("cannot serve MCP on {addr}: ")), "{err}");
+    let err = serve(&Toolkit::default(), &addr, ServeOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(&format!("cannot serve MCP on {addr}: ")),
+        "{err}"
+    );
 }

@@ -49,7 +49,9 @@ pub async fn call(tk: &Toolkit, name: &str, args: Value) -> ToolResult {
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // The state follows the parenthesised command name: `pid (comm) S …`.
-        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
         Err(_) => false,
     }
 }
@@ -86,7 +88,11 @@ impl HttpServer {
         BufReader::new(child.stdout.take().expect("piped stdout"))
             .read_line(&mut line)
             .expect("read the listening line");
-        let url = line.trim().strip_prefix("listening ").expect("a listening line").to_owned();
+        let url = line
+            .trim()
+            .strip_prefix("listening ")
+            .expect("a listening line")
+            .to_owned();
         Self { child, url }
     }
 }
@@ -101,7 +107,12 @@ impl Drop for HttpServer {
 /// The `node_modules/.bin` of the npm reference servers, or why the test cannot run.
 /// Only a missing `node`/`npx` is a skip; missing packages are a failure with the fix.
 pub fn npm_bin() -> Option<PathBuf> {
-    let has = |tool: &str| Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    let has = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
     if !has("node") || !has("npx") {
         println!("SKIPPED: node/npx not found on PATH; the npm reference-server tests need them");
         return None;

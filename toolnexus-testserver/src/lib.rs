@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, ErrorData,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -20,7 +20,8 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 /// A 1×1 transparent PNG.
-pub const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+pub const PNG_1X1: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 
 /// How the server lists its tools.
 #[derive(Clone, Debug)]
@@ -63,18 +64,38 @@ impl TestServer {
     /// A server with the fixed tools plus `options.extra` generated ones.
     pub fn new(options: Options) -> Self {
         let mut tools = vec![
-            tool("echo", "Echo the text back", obj(json!({"text": {"type": "string"}}))),
-            tool("add", "Add two numbers (structured result)", obj(json!({"a": {"type": "number"}, "b": {"type": "number"}}))),
+            tool(
+                "echo",
+                "Echo the text back",
+                obj(json!({"text": {"type": "string"}})),
+            ),
+            tool(
+                "add",
+                "Add two numbers (structured result)",
+                obj(json!({"a": {"type": "number"}, "b": {"type": "number"}})),
+            ),
             tool("fail", "Always fails", obj(json!({}))),
             tool("weird.name/with:chars", "A name providers reject", obj(json!({}))),
             tool("image", "Returns a 1x1 PNG", obj(json!({}))),
             tool("hang", "Never answers", obj(json!({}))),
             tool("crash", "Exits the process mid-call", obj(json!({}))),
             tool("pid", "This server's process id", obj(json!({}))),
-            tool("spawn_grandchild", "Starts `sleep 300` and returns its pid", obj(json!({}))),
-            tool("env", "Reads an environment variable", obj(json!({"name": {"type": "string"}}))),
+            tool(
+                "spawn_grandchild",
+                "Starts `sleep 300` and returns its pid",
+                obj(json!({})),
+            ),
+            tool(
+                "env",
+                "Reads an environment variable",
+                obj(json!({"name": {"type": "string"}})),
+            ),
             tool("cwd", "The working directory", obj(json!({}))),
-            tool("header", "Reads an HTTP request header (HTTP mode)", obj(json!({"name": {"type": "string"}}))),
+            tool(
+                "header",
+                "Reads an HTTP request header (HTTP mode)",
+                obj(json!({"name": {"type": "string"}})),
+            ),
             tool("ask", "Elicits a city (form mode)", obj(json!({}))),
             tool("login", "Elicits a login (URL mode)", obj(json!({}))),
             tool(
@@ -115,7 +136,9 @@ impl ServerHandler for TestServer {
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
             Some(c) if self.options.dup_cursor => c.len(),
-            Some(c) => c.parse().map_err(|_| ErrorData::invalid_params("bad cursor", None))?,
+            Some(c) => c
+                .parse()
+                .map_err(|_| ErrorData::invalid_params("bad cursor", None))?,
         };
         let end = (start + self.options.page_size.max(1)).min(self.tools.len());
         let mut page = ListToolsResult::with_all_items(self.tools[start.min(end)..end].to_vec());
@@ -142,7 +165,10 @@ impl ServerHandler for TestServer {
                 r.structured_content = Some(json!({"sum": sum, "inputs": [n("a"), n("b")]}));
                 r
             }
-            "fail" => CallToolResult::error(vec![ContentBlock::text("something broke"), ContentBlock::text("details: none")]),
+            "fail" => CallToolResult::error(vec![
+                ContentBlock::text("something broke"),
+                ContentBlock::text("details: none"),
+            ]),
             "weird.name/with:chars" => text("weird ok"),
             "image" => CallToolResult::success(vec![ContentBlock::image(PNG_1X1, "image/png")]),
             "hang" => std::future::pending().await,
@@ -156,7 +182,11 @@ impl ServerHandler for TestServer {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
                 text(std::env::var(name).unwrap_or_else(|_| "<unset>".into()))
             }
-            "cwd" => text(std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default()),
+            "cwd" => text(
+                std::env::current_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default(),
+            ),
             "header" => {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
                 let value = context
@@ -247,7 +277,10 @@ pub fn main() {
             "http" => {
                 let addr = args.get(1).map(String::as_str).unwrap_or("127.0.0.1:0");
                 let listener = tokio::net::TcpListener::bind(addr).await.expect("bind");
-                println!("listening http://{}/mcp", listener.local_addr().expect("an address"));
+                println!(
+                    "listening http://{}/mcp",
+                    listener.local_addr().expect("an address")
+                );
                 serve_http(listener, TestServer::new(parse_args(&args[2.min(args.len())..]))).await;
             }
             "hang-init" => {

@@ -18,9 +18,15 @@
 //! assert_eq!(adapter::to_anthropic(&[]), Vec::<serde_json::Value>::new());
 //! assert_eq!(serde_json::to_string(&adapter::to_gemini(&[])).unwrap(), r#"[{"functionDeclarations":[]}]"#);
 //! ```
+//!
+//! `to_openai` and `to_anthropic` pass each schema verbatim, like the other ports;
+//! [`to_gemini`] and the opt-in [`to_openai_strict`] render it into what that provider
+//! accepts (rules in [`schema`](crate::schema)), leaving a schema already inside the subset
+//! byte-for-byte unchanged.
 
 use serde_json::{Value, json};
 
+use crate::schema::{gemini_schema, openai_strict_schema};
 use crate::tool::Tool;
 
 /// OpenAI: `[{type:"function", function:{name, description, parameters}}]`.
@@ -34,6 +40,45 @@ pub fn to_openai<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Vec<Value> {
                     "name": t.name(),
                     "description": t.description(),
                     "parameters": t.input_schema(),
+                }
+            })
+        })
+        .collect()
+}
+
+/// OpenAI in strict mode: like [`to_openai`] plus `"strict": true`, with every object
+/// schema closed (`additionalProperties: false`), every property required and the optional
+/// ones nullable, as strict mode demands.
+///
+/// ```
+/// use serde_json::json;
+/// use toolnexus::{adapter, Tool, ToolResult};
+///
+/// let search = Tool::new("search", |_, _| async { ToolResult::success("") }).with_schema(json!({
+///     "type": "object",
+///     "properties": {"q": {"type": "string"}, "limit": {"type": "integer"}},
+///     "required": ["q"]
+/// }));
+/// assert_eq!(
+///     serde_json::to_string(&adapter::to_openai_strict(&[search])).unwrap(),
+///     concat!(
+///         r#"[{"type":"function","function":{"name":"search","description":"","parameters":"#,
+///         r#"{"type":"object","properties":{"q":{"type":"string"},"limit":{"type":["integer","null"]}},"#,
+///         r#""required":["q","limit"],"additionalProperties":false},"strict":true}}]"#
+///     )
+/// );
+/// ```
+pub fn to_openai_strict<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Vec<Value> {
+    tools
+        .into_iter()
+        .map(|t| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": t.name(),
+                    "description": t.description(),
+                    "parameters": openai_strict_schema(t.input_schema()),
+                    "strict": true,
                 }
             })
         })
@@ -55,7 +100,8 @@ pub fn to_anthropic<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Vec<Value>
 }
 
 /// Gemini: one wrapper `[{functionDeclarations:[{name, description, parameters}]}]`, also
-/// when there are no tools (like the other ports).
+/// when there are no tools (like the other ports). Each schema goes through
+/// [`gemini_schema`] (Gemini's OpenAPI subset).
 pub fn to_gemini<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Vec<Value> {
     let declarations: Vec<Value> = tools
         .into_iter()
@@ -63,7 +109,7 @@ pub fn to_gemini<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Vec<Value> {
             json!({
                 "name": t.name(),
                 "description": t.description(),
-                "parameters": t.input_schema(),
+                "parameters": gemini_schema(t.input_schema()),
             })
         })
         .collect();

@@ -28,20 +28,34 @@
 #![warn(missing_docs)]
 
 pub mod adapter;
+pub mod assembly;
+#[cfg(feature = "builtins")]
+pub mod builtin;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod content;
 pub mod context;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod mcp;
+pub mod native;
 pub mod result;
+pub mod schema;
+#[cfg(feature = "skills")]
+pub mod skill;
 pub mod suspend;
 pub mod tool;
 pub mod toolkit;
 
+pub use assembly::{BuildError, ToolkitOptions};
 pub use content::ContentPart;
 pub use context::{CancellationToken, ToolContext};
+pub use native::{Args, IntoToolResult, Json, State, ToolDef, native_tool};
 pub use result::ToolResult;
 pub use suspend::{Answer, Request};
 pub use tool::{Tool, ToolFuture, ToolSource, sanitize};
 pub use toolkit::{Closeable, Toolkit};
+pub use toolnexus_macros::{tool, toolkit};
 
 /// Re-exported so a user's schemars version can never skew against ours.
 pub use schemars;
@@ -49,6 +63,7 @@ pub use schemars;
 /// Paths the macro-generated code reaches its dependencies through. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::native::same_name;
     pub use schemars;
     pub use serde;
     pub use serde_json;

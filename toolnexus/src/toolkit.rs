@@ -45,6 +45,8 @@ pub struct Toolkit {
     skills_prompt: String,
     resources: Vec<Arc<dyn Closeable>>,
     mcp_status: BTreeMap<String, McpStatus>,
+    #[cfg(feature = "skills")]
+    skills: Arc<[crate::skill::SkillInfo]>,
 }
 
 impl Toolkit {
@@ -112,6 +114,20 @@ impl Toolkit {
     /// Set the skills catalog (done by the skill source at assembly).
     pub fn set_skills_prompt(&mut self, prompt: impl Into<String>) -> &mut Self {
         self.skills_prompt = prompt.into();
+        self
+    }
+
+    /// The skills behind the `skill` tool (after the filter), in discovery order; what an
+    /// A2A agent card lists. Empty when the toolkit has no skill source.
+    #[cfg(feature = "skills")]
+    pub fn skills(&self) -> &[crate::skill::SkillInfo] {
+        &self.skills
+    }
+
+    /// Set the skills catalog entries (done by the skill source at assembly).
+    #[cfg(feature = "skills")]
+    pub fn set_skills(&mut self, skills: impl Into<Arc<[crate::skill::SkillInfo]>>) -> &mut Self {
+        self.skills = skills.into();
         self
     }
 

@@ -12,9 +12,8 @@ use futures::future::BoxFuture;
 use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientConfig, ClientRequest, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ErrorData, ListToolsRequest, PaginatedRequestParams,
-    ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ErrorData, ListToolsRequest, PaginatedRequestParams, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -199,20 +198,21 @@ pub async fn load(config: &McpConfig, opts: LoadOptions) -> Result<McpSource, Mc
 
 /// Connect to every enabled server, list its tools unfiltered, and disconnect before
 /// returning: nothing is left running (SPEC §2 Gap 6).
-pub async fn list_mcp_tools(
-    config: &McpConfig,
-    cancel: CancellationToken,
-) -> Result<McpInventory, McpError> {
-    let lists = config.servers().iter().filter(|s| s.enabled).map(|server| async move {
-        let outcome = match connect(server, None).await {
-            Ok((session, listed)) => {
-                session.close().await;
-                Ok(listed)
-            }
-            Err(reason) => Err(reason),
-        };
-        (server, outcome)
-    });
+pub async fn list_mcp_tools(config: &McpConfig, cancel: CancellationToken) -> Result<McpInventory, McpError> {
+    let lists = config
+        .servers()
+        .iter()
+        .filter(|s| s.enabled)
+        .map(|server| async move {
+            let outcome = match connect(server, None).await {
+                Ok((session, listed)) => {
+                    session.close().await;
+                    Ok(listed)
+                }
+                Err(reason) => Err(reason),
+            };
+            (server, outcome)
+        });
     let outcomes = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(McpError::Cancelled),
@@ -237,7 +237,9 @@ pub async fn list_mcp_tools(
                 inventory.status.insert(server.name.clone(), McpStatus::Connected);
             }
             Err(reason) => {
-                inventory.status.insert(server.name.clone(), failed(server, reason));
+                inventory
+                    .status
+                    .insert(server.name.clone(), failed(server, reason));
             }
         }
     }
@@ -384,7 +386,12 @@ fn mcp_tool(session: &Arc<Session>, listed: Listed) -> Tool {
 /// text parts. Non-text content becomes parts on every branch.
 fn call_result(server: &str, wire: &Value) -> ToolResult {
     let content = wire["content"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let texts = || content.iter().filter(|c| c["type"] == "text").filter_map(|c| c["text"].as_str());
+    let texts = || {
+        content
+            .iter()
+            .filter(|c| c["type"] == "text")
+            .filter_map(|c| c["text"].as_str())
+    };
     let parts = collect_parts(content);
     let meta = json!(server);
     if wire["isError"] == true {
@@ -394,7 +401,9 @@ fn call_result(server: &str, wire: &Value) -> ToolResult {
         } else {
             joined.join("\n\n")
         };
-        return ToolResult::failure(output).with_meta("server", meta).with_parts(parts);
+        return ToolResult::failure(output)
+            .with_meta("server", meta)
+            .with_parts(parts);
     }
     let output = match wire.get("structuredContent") {
         Some(structured) if !structured.is_null() => structured.to_string(),
@@ -406,13 +415,19 @@ fn call_result(server: &str, wire: &Value) -> ToolResult {
                 .filter_map(|c| c["resource"]["text"].as_str());
             let joined = texts().chain(embedded).collect::<Vec<_>>().join("\n");
             if joined.is_empty() && !parts.is_empty() {
-                parts.iter().map(ContentPart::summary).collect::<Vec<_>>().join("\n")
+                parts
+                    .iter()
+                    .map(ContentPart::summary)
+                    .collect::<Vec<_>>()
+                    .join("\n")
             } else {
                 joined
             }
         }
     };
-    ToolResult::success(output).with_meta("server", meta).with_parts(parts)
+    ToolResult::success(output)
+        .with_meta("server", meta)
+        .with_parts(parts)
 }
 
 fn collect_parts(content: &[Value]) -> Vec<ContentPart> {
@@ -425,8 +440,16 @@ fn collect_parts(content: &[Value]) -> Vec<ContentPart> {
         .iter()
         .filter_map(|c| match c["type"].as_str()? {
             kind @ ("image" | "audio") => {
-                let m = media(c["mimeType"].as_str(), MediaSource::Data(c["data"].as_str()?.to_owned()), None);
-                Some(if kind == "image" { ContentPart::Image(m) } else { ContentPart::Audio(m) })
+                let m = media(
+                    c["mimeType"].as_str(),
+                    MediaSource::Data(c["data"].as_str()?.to_owned()),
+                    None,
+                );
+                Some(if kind == "image" {
+                    ContentPart::Image(m)
+                } else {
+                    ContentPart::Audio(m)
+                })
             }
             "resource_link" => {
                 let name = c["name"].as_str().filter(|n| !n.is_empty()).map(str::to_owned);
@@ -446,7 +469,10 @@ fn collect_parts(content: &[Value]) -> Vec<ContentPart> {
 
 /// Spawn or reach one server, initialize, and list its tools — each phase bounded by the
 /// server's timeout. On failure everything started is torn down before returning.
-async fn connect(server: &ServerConfig, wait_for: Option<WaitFor>) -> Result<(Arc<Session>, Vec<Listed>), String> {
+async fn connect(
+    server: &ServerConfig,
+    wait_for: Option<WaitFor>,
+) -> Result<(Arc<Session>, Vec<Listed>), String> {
     let limit = server.timeout;
     let handler = Handler::new(wait_for);
     let ms = limit.as_millis();
@@ -509,7 +535,11 @@ impl Drop for ChildGuard {
     }
 }
 
-type Spawned = (ChildGuard, tokio::process::ChildStdout, tokio::process::ChildStdin);
+type Spawned = (
+    ChildGuard,
+    tokio::process::ChildStdout,
+    tokio::process::ChildStdin,
+);
 
 fn spawn<'a>(
     command: &[String],
@@ -528,7 +558,9 @@ fn spawn<'a>(
         }
     });
     cmd.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start \"{program}\": {e}"))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start \"{program}\": {e}"))?;
     let stdout = child.stdout().take();
     let stdin = child.stdin().take();
     let guard = ChildGuard(child);
@@ -621,7 +653,10 @@ fn elicitation_to_request(params: &Value) -> Request {
         expires_at: None,
     };
     if is_url {
-        request.url = params["url"].as_str().filter(|u| !u.is_empty()).map(str::to_owned);
+        request.url = params["url"]
+            .as_str()
+            .filter(|u| !u.is_empty())
+            .map(str::to_owned);
     } else if let Some(schema) = params.get("requestedSchema").filter(|s| !s.is_null()) {
         request.data = Some(Map::from_iter([("schema".to_owned(), schema.clone())]));
     }
@@ -645,29 +680,50 @@ mod tests {
 
     #[test]
     fn call_results_map_like_every_port() {
-        let r = call_result("s", &json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}));
-        assert_eq!(r.to_json(), r#"{"output":"a\nb","isError":false,"metadata":{"server":"s"}}"#);
+        let r = call_result(
+            "s",
+            &json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+        );
+        assert_eq!(
+            r.to_json(),
+            r#"{"output":"a\nb","isError":false,"metadata":{"server":"s"}}"#
+        );
 
-        let r = call_result("s", &json!({"isError": true, "content": [
-            {"type": "text", "text": "bad"}, {"type": "text", "text": "  "}, {"type": "text", "text": "worse"}]}));
+        let r = call_result(
+            "s",
+            &json!({"isError": true, "content": [
+            {"type": "text", "text": "bad"}, {"type": "text", "text": "  "}, {"type": "text", "text": "worse"}]}),
+        );
         assert_eq!(r.output, "bad\n\nworse");
         assert!(r.is_error);
         let r = call_result("s", &json!({"isError": true, "content": []}));
         assert_eq!(r.output, "MCP tool returned an error");
 
-        let r = call_result("s", &json!({"content": [{"type": "text", "text": "ignored"}],
-            "structuredContent": {"b": 1, "a": [true, null]}}));
+        let r = call_result(
+            "s",
+            &json!({"content": [{"type": "text", "text": "ignored"}],
+            "structuredContent": {"b": 1, "a": [true, null]}}),
+        );
         assert_eq!(r.output, r#"{"b":1,"a":[true,null]}"#);
 
-        let r = call_result("s", &json!({"content": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}));
+        let r = call_result(
+            "s",
+            &json!({"content": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}),
+        );
         assert_eq!(r.output, "image (image/png, 8 bytes)");
-        assert_eq!(r.parts, [ContentPart::image_bytes(b"\x89PNG\r\n\x1a\n", "image/png")]);
+        assert_eq!(
+            r.parts,
+            [ContentPart::image_bytes(b"\x89PNG\r\n\x1a\n", "image/png")]
+        );
 
-        let r = call_result("s", &json!({"content": [
+        let r = call_result(
+            "s",
+            &json!({"content": [
             {"type": "text", "text": "see"},
             {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "inline text"}},
             {"type": "resource_link", "uri": "https://x/y.pdf", "name": "y.pdf", "mimeType": "application/pdf"},
-            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}]}));
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}]}),
+        );
         assert_eq!(r.output, "see\ninline text");
         assert_eq!(r.parts.len(), 2);
         assert_eq!(r.parts[0].summary(), "file (application/pdf, 0 bytes)");
@@ -681,15 +737,32 @@ mod tests {
         assert_eq!(form.kind, "input");
         assert_eq!(form.prompt, "Which city?");
         assert!(form.id.starts_with("elc-"));
-        assert_eq!(form.data.unwrap()["schema"]["properties"]["city"]["type"], "string");
-        let url = elicitation_to_request(&json!({"mode": "url", "message": "Log in", "url": "https://login/x", "elicitationId": "e1"}));
-        assert_eq!((url.kind.as_str(), url.url.as_deref(), url.data), ("authorization", Some("https://login/x"), None));
+        assert_eq!(
+            form.data.unwrap()["schema"]["properties"]["city"]["type"],
+            "string"
+        );
+        let url = elicitation_to_request(
+            &json!({"mode": "url", "message": "Log in", "url": "https://login/x", "elicitationId": "e1"}),
+        );
+        assert_eq!(
+            (url.kind.as_str(), url.url.as_deref(), url.data),
+            ("authorization", Some("https://login/x"), None)
+        );
 
         let accept = answer_to_elicit_result(crate::suspend::answer_output("x", "Chennai"));
-        assert_eq!(serde_json::to_value(&accept).unwrap(), json!({"action": "accept", "content": {"output": "Chennai"}}));
+        assert_eq!(
+            serde_json::to_value(&accept).unwrap(),
+            json!({"action": "accept", "content": {"output": "Chennai"}})
+        );
         let declined = answer_to_elicit_result(crate::suspend::answer_declined("x", AnswerReason::Declined));
-        assert_eq!(serde_json::to_value(&declined).unwrap(), json!({"action": "decline"}));
+        assert_eq!(
+            serde_json::to_value(&declined).unwrap(),
+            json!({"action": "decline"})
+        );
         let expired = answer_to_elicit_result(crate::suspend::answer_declined("x", AnswerReason::Expired));
-        assert_eq!(serde_json::to_value(&expired).unwrap(), json!({"action": "cancel"}));
+        assert_eq!(
+            serde_json::to_value(&expired).unwrap(),
+            json!({"action": "cancel"})
+        );
     }
 }

@@ -412,13 +412,17 @@ mod tests {
         let s = c.servers();
         assert_eq!(s[0].timeout, Duration::from_millis(1500));
         assert_eq!(s[0].tools.as_ref().unwrap().get("read"), Some(&true));
-        let Transport::Local { env, cwd, .. } = &s[0].transport else { panic!() };
+        let Transport::Local { env, cwd, .. } = &s[0].transport else {
+            panic!()
+        };
         assert_eq!(env.iter().collect::<Vec<_>>(), [("A", "1")]);
         assert_eq!(cwd.as_deref(), Some(Path::new("/tmp")));
         assert_eq!(s[1].timeout, DEFAULT_TIMEOUT);
         assert!(matches!(&s[1].transport, Transport::Remote { url, .. } if url == "http://h/mcp"));
         assert!(matches!(s[2].transport, Transport::Local { .. }));
-        let Transport::Local { env, .. } = &s[3].transport else { panic!() };
+        let Transport::Local { env, .. } = &s[3].transport else {
+            panic!()
+        };
         assert_eq!(env.iter().collect::<Vec<_>>(), [("B", "2")]);
     }
 
@@ -438,18 +442,42 @@ mod tests {
     fn malformed_entries_name_the_server_and_field() {
         let cases = [
             (json!({"s": 3}), "the entry must be an object"),
-            (json!({"s": {}}), "needs either \"command\" (local) or \"url\" (remote)"),
+            (
+                json!({"s": {}}),
+                "needs either \"command\" (local) or \"url\" (remote)",
+            ),
             (json!({"s": {"command": []}}), "\"command\" must not be empty"),
-            (json!({"s": {"command": [1]}}), "\"command\" must be an array of strings"),
-            (json!({"s": {"command": ["x"], "timeout": "5s"}}), "\"timeout\" must be a positive number of milliseconds"),
-            (json!({"s": {"command": ["x"], "enabled": "yes"}}), "\"enabled\" must be true or false"),
-            (json!({"s": {"url": "http://h", "headers": {"A": 1}}}), "\"headers\".\"A\" must be a string"),
-            (json!({"s": {"command": ["x"], "tools": {"t": 1}}}), "\"tools\".\"t\" must be true or false"),
-            (json!({"s": {"type": "remote", "command": ["x"]}}), "a remote server needs a \"url\" string"),
+            (
+                json!({"s": {"command": [1]}}),
+                "\"command\" must be an array of strings",
+            ),
+            (
+                json!({"s": {"command": ["x"], "timeout": "5s"}}),
+                "\"timeout\" must be a positive number of milliseconds",
+            ),
+            (
+                json!({"s": {"command": ["x"], "enabled": "yes"}}),
+                "\"enabled\" must be true or false",
+            ),
+            (
+                json!({"s": {"url": "http://h", "headers": {"A": 1}}}),
+                "\"headers\".\"A\" must be a string",
+            ),
+            (
+                json!({"s": {"command": ["x"], "tools": {"t": 1}}}),
+                "\"tools\".\"t\" must be true or false",
+            ),
+            (
+                json!({"s": {"type": "remote", "command": ["x"]}}),
+                "a remote server needs a \"url\" string",
+            ),
         ];
         for (doc, want) in cases {
             let err = parse(json!({ "mcpServers": doc })).unwrap_err();
-            assert_eq!(err.to_string(), format!("MCP config <inline>: server \"s\": {want}"));
+            assert_eq!(
+                err.to_string(),
+                format!("MCP config <inline>: server \"s\": {want}")
+            );
         }
     }
 
@@ -460,7 +488,10 @@ mod tests {
         std::fs::write(&path, "{\"mcpServers\": {").unwrap();
         let err = McpConfig::from_file(&path).unwrap_err();
         let text = err.to_string();
-        assert!(text.starts_with(&format!("malformed MCP config {}: ", path.display())), "{text}");
+        assert!(
+            text.starts_with(&format!("malformed MCP config {}: ", path.display())),
+            "{text}"
+        );
         assert!(matches!(err, McpError::Json { .. }));
         let err = McpConfig::from_file(dir.path().join("missing.json")).unwrap_err();
         assert!(matches!(err, McpError::Read { .. }), "{err}");
@@ -469,7 +500,9 @@ mod tests {
             "malformed MCP config <inline>: the top level must be a JSON object"
         );
         assert_eq!(
-            McpConfig::from_json_str(r#"{"servers": []}"#).unwrap_err().to_string(),
+            McpConfig::from_json_str(r#"{"servers": []}"#)
+                .unwrap_err()
+                .to_string(),
             "malformed MCP config <inline>: \"servers\" must be an object of servers"
         );
     }

@@ -12,9 +12,9 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
-pub mod config;
 #[cfg(feature = "mcp")]
 mod client;
+pub mod config;
 #[cfg(feature = "mcp")]
 mod schema;
 #[cfg(feature = "serve")]

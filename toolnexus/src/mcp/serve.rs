@@ -153,7 +153,12 @@ pub async fn serve(toolkit: &Toolkit, addr: &str, options: ServeOptions) -> Resu
 
 /// The `/mcp` route alone, to mount beside other routes (e.g. A2A's). With `loopback_only`,
 /// requests whose `Host` is not a loopback name are refused (DNS-rebinding protection).
-pub fn router(toolkit: &Toolkit, options: ServeOptions, cancel: CancellationToken, loopback_only: bool) -> axum::Router {
+pub fn router(
+    toolkit: &Toolkit,
+    options: ServeOptions,
+    cancel: CancellationToken,
+    loopback_only: bool,
+) -> axum::Router {
     let gateway = Gateway::new(toolkit, options);
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -181,7 +186,12 @@ impl Gateway {
     fn new(toolkit: &Toolkit, options: ServeOptions) -> Self {
         let exposed: Vec<Tool> = toolkit
             .tools()
-            .filter(|t| options.tools.as_ref().is_none_or(|names| names.iter().any(|n| n == t.name())))
+            .filter(|t| {
+                options
+                    .tools
+                    .as_ref()
+                    .is_none_or(|names| names.iter().any(|n| n == t.name()))
+            })
             .cloned()
             .collect();
         let listed = exposed
@@ -191,7 +201,10 @@ impl Gateway {
                     Value::Object(_) => t.input_schema().clone(),
                     _ => json!({"type": "object"}),
                 };
-                serde_json::from_value(json!({"name": t.name(), "description": t.description(), "inputSchema": schema})).ok()
+                serde_json::from_value(
+                    json!({"name": t.name(), "description": t.description(), "inputSchema": schema}),
+                )
+                .ok()
             })
             .collect();
         let server = Implementation::new(
@@ -199,7 +212,8 @@ impl Gateway {
             options.version.unwrap_or_else(|| DEFAULT_VERSION.into()),
         );
         Self(Arc::new(GatewayInner {
-            info: ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(server),
+            info: ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+                .with_server_info(server),
             listed,
             by_name: exposed.into_iter().map(|t| (t.name().to_owned(), t)).collect(),
             on_call: options.on_call,
@@ -226,12 +240,17 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = self.0.by_name.get(request.name.as_ref()) else {
-            return Err(ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None));
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {}", request.name),
+                None,
+            ));
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
         let started = Instant::now();
         // `execute` contains panics and honours the request's cancellation.
-        let result = tool.execute(args, ToolContext::default().with_cancel(context.ct.clone())).await;
+        let result = tool
+            .execute(args, ToolContext::default().with_cancel(context.ct.clone()))
+            .await;
         if let Some(on_call) = &self.0.on_call {
             let event = CallEvent {
                 name: tool.name().to_owned(),
@@ -260,8 +279,12 @@ fn part_block(part: &ContentPart) -> Option<ContentBlock> {
     let wire = match part {
         ContentPart::Text { text } => json!({"type": "text", "text": text}),
         ContentPart::Image(m) | ContentPart::Audio(m) => match &m.source {
-            MediaSource::Data(data) => json!({"type": part.kind_str(), "data": data, "mimeType": m.mime_type}),
-            MediaSource::Url(url) => json!({"type": "resource_link", "uri": url, "name": m.name.as_deref().unwrap_or(url), "mimeType": m.mime_type}),
+            MediaSource::Data(data) => {
+                json!({"type": part.kind_str(), "data": data, "mimeType": m.mime_type})
+            }
+            MediaSource::Url(url) => {
+                json!({"type": "resource_link", "uri": url, "name": m.name.as_deref().unwrap_or(url), "mimeType": m.mime_type})
+            }
         },
         ContentPart::File(m) => {
             let name = m.name.clone().unwrap_or_else(|| "part".into());
@@ -269,7 +292,9 @@ fn part_block(part: &ContentPart) -> Option<ContentBlock> {
                 MediaSource::Data(blob) => {
                     json!({"type": "resource", "resource": {"uri": format!("file:///{name}"), "mimeType": m.mime_type, "blob": blob}})
                 }
-                MediaSource::Url(url) => json!({"type": "resource_link", "uri": url, "name": name, "mimeType": m.mime_type}),
+                MediaSource::Url(url) => {
+                    json!({"type": "resource_link", "uri": url, "name": name, "mimeType": m.mime_type})
+                }
             }
         }
     };

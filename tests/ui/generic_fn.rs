@@ -1,0 +1,8 @@
+use toolnexus::tool;
+
+#[tool]
+fn echo<T: ToString>(value: String) -> String {
+    value
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use toolnexus::tool;
+
+struct Db;
+
+impl Db {
+    #[tool]
+    fn search(&self, query: String) -> String {
+        query
+    }
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use toolnexus::tool;
+
+#[tool]
+struct Search {
+    query: String,
+}
+
+fn main() {}

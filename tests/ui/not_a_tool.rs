@@ -1,0 +1,12 @@
+use toolnexus::{tool, toolkit};
+
+#[tool]
+fn search(query: String) -> String {
+    query
+}
+
+struct Refund;
+
+fn main() {
+    let _ = toolkit![search, Refund];
+}
