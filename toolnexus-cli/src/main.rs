@@ -23,6 +23,7 @@ enum Command {
     Call(cmd::call::Call),
     Prompt(cmd::prompt::Prompt),
     Run(cmd::run::Run),
+    Serve(cmd::serve::Serve),
 }
 
 /// A command's failure: the one line to print, and the exit code.
@@ -50,7 +51,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            eprintln!("toolnexus: missing command (tools | call | prompt | run); see `toolnexus --help`");
+            eprintln!("toolnexus: missing command (tools | call | prompt | run | serve); see `toolnexus --help`");
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -73,6 +74,7 @@ fn main() -> ExitCode {
             Command::Call(c) => c.run().await,
             Command::Prompt(c) => c.run().await,
             Command::Run(c) => c.run().await,
+            Command::Serve(c) => c.run().await,
         }
     });
     match outcome {

@@ -250,6 +250,10 @@ pub async fn serve_http(listener: tokio::net::TcpListener, server: TestServer) {
         StreamableHttpServerConfig::default(),
     );
     let router = axum::Router::new().nest_service("/mcp", service);
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let _ = axum::serve(listener, router).await;
 }
 

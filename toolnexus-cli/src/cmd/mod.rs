@@ -4,6 +4,7 @@
 pub mod call;
 pub mod prompt;
 pub mod run;
+pub mod serve;
 pub mod tools;
 
 use std::path::PathBuf;

@@ -36,6 +36,8 @@ use crate::toolkit::{Closeable, Toolkit};
 const MAX_LIST_PAGES: usize = 1_000;
 /// How long a stdio child gets to exit on its own after its stdin closes.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// Bound on shutting one session down (a remote's `DELETE`, a child's transport close).
+const CLOSE_BOUND: Duration = Duration::from_secs(3);
 /// The newest revision with an `initialize` handshake: what every peer in the wild speaks.
 const PROTOCOL_VERSION: &str = "2025-11-25";
 
@@ -278,7 +280,7 @@ impl Session {
     async fn close(&self) {
         if let Some(running) = self.running.lock().await.take() {
             // Cancelling closes the transport: stdin EOF for a child, DELETE for HTTP.
-            let _ = tokio::time::timeout(self.timeout, running.cancel()).await;
+            let _ = tokio::time::timeout(self.timeout.min(CLOSE_BOUND), running.cancel()).await;
         }
         let child = self.child.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(child) = child {
@@ -328,8 +330,7 @@ impl Session {
         let mut seen = std::collections::HashSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_LIST_PAGES {
-            let mut params = PaginatedRequestParams::default();
-            params.cursor = cursor.take();
+            let params = PaginatedRequestParams::default().with_cursor(cursor.take());
             let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
             let page = match self.request(request, self.timeout).await {
                 Ok(ServerResult::ListToolsResult(page)) => page,

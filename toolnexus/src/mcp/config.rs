@@ -167,6 +167,11 @@ impl McpConfig {
         parse_document(value, "<inline>")
     }
 
+    /// Parse a decoded document read from `origin` (a file path), so errors name it.
+    pub fn from_document(value: &Value, origin: &str) -> Result<Self, McpError> {
+        parse_document(value, origin)
+    }
+
     fn parse(text: &str, origin: &str) -> Result<Self, McpError> {
         let value: Value = serde_json::from_str(text).map_err(|e| McpError::Json {
             file: origin.to_owned(),

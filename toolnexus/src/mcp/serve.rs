@@ -20,6 +20,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::serve::ListenerExt;
+
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -133,6 +135,10 @@ pub async fn serve(toolkit: &Toolkit, addr: &str, options: ServeOptions) -> Resu
     let app = router(toolkit, options, cancel.clone(), local.ip().is_loopback());
     let shutdown = cancel.clone();
     let task = tokio::spawn(async move {
+        // One reply per request: send it now, not after a delayed ACK (Nagle).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let _ = axum::serve(listener, app)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await;
