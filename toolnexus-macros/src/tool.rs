@@ -8,8 +8,8 @@ use syn::ext::IdentExt as _;
 use syn::parse::Parser as _;
 use syn::spanned::Spanned as _;
 use syn::{
-    Attribute, Expr, ExprLit, FnArg, GenericArgument, Ident, ItemFn, Lit, LitStr, Meta, Pat,
-    PathArguments, ReturnType, Type,
+    Attribute, Expr, ExprLit, FnArg, GenericArgument, Ident, ItemFn, Lit, LitStr, Meta, Pat, PathArguments,
+    ReturnType, Type,
 };
 
 /// Errors gathered across the whole item, reported together.
@@ -40,7 +40,7 @@ enum Param {
     /// `Args<T>`: the whole argument object as one struct.
     Args(Type),
     /// `name: T`: one property of the generated argument struct.
-    Field(Field),
+    Field(Box<Field>),
 }
 
 struct Field {
@@ -120,23 +120,27 @@ fn parse_options(attr: TokenStream, errors: &mut Errors) -> Options {
     let mut found = Vec::new();
     let parser = syn::meta::parser(|meta| {
         let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
-        let slot = match key.as_str() {
-            "name" => &mut options.name,
-            "description" => &mut options.description,
-            _ => {
-                found.push(meta.error(
-                    "unknown `#[tool]` option; expected `name = \"...\"` or `description = \"...\"`",
-                ));
-                if meta.input.peek(syn::Token![=]) {
-                    meta.value()?.parse::<Expr>()?;
+        let slot =
+            match key.as_str() {
+                "name" => &mut options.name,
+                "description" => &mut options.description,
+                _ => {
+                    found.push(meta.error(
+                        "unknown `#[tool]` option; expected `name = \"...\"` or `description = \"...\"`",
+                    ));
+                    if meta.input.peek(syn::Token![=]) {
+                        meta.value()?.parse::<Expr>()?;
+                    }
+                    return Ok(());
                 }
-                return Ok(());
-            }
-        };
+            };
         let value: Expr = meta.value()?.parse()?;
         match string_literal(&value) {
             Some(_) if slot.is_some() => {
-                found.push(syn::Error::new_spanned(&meta.path, format!("duplicate `{key}` option")));
+                found.push(syn::Error::new_spanned(
+                    &meta.path,
+                    format!("duplicate `{key}` option"),
+                ));
             }
             Some(lit) => *slot = Some(lit),
             None => found.push(syn::Error::new_spanned(
@@ -207,9 +211,12 @@ fn take_params(func: &mut ItemFn, errors: &mut Errors) -> Vec<Param> {
             ));
             continue;
         };
-        let (ours, kept): (Vec<Attribute>, Vec<Attribute>) = std::mem::take(&mut typed.attrs)
-            .into_iter()
-            .partition(|a| ["arg", "doc", "serde", "schemars"].iter().any(|n| a.path().is_ident(n)));
+        let (ours, kept): (Vec<Attribute>, Vec<Attribute>) =
+            std::mem::take(&mut typed.attrs).into_iter().partition(|a| {
+                ["arg", "doc", "serde", "schemars"]
+                    .iter()
+                    .any(|n| a.path().is_ident(n))
+            });
         typed.attrs = kept;
         let role = last_segment(&typed.ty).and_then(|(ident, arg)| match (ident.to_string().as_str(), arg) {
             ("ToolContext", None) => Some(Param::Context),
@@ -251,7 +258,7 @@ fn take_params(func: &mut ItemFn, errors: &mut Errors) -> Vec<Param> {
                 field.attrs.push(attr);
             }
         }
-        params.push(Param::Field(field));
+        params.push(Param::Field(Box::new(field)));
     }
     params
 }
@@ -299,12 +306,18 @@ fn check_signature(func: &ItemFn, params: &[Param], errors: &mut Errors) {
         ));
     }
     if let Some(variadic) = &sig.variadic {
-        errors.push(syn::Error::new_spanned(variadic, "a `#[tool]` function cannot be variadic"));
+        errors.push(syn::Error::new_spanned(
+            variadic,
+            "a `#[tool]` function cannot be variadic",
+        ));
     }
     let count = |f: fn(&Param) -> bool| params.iter().filter(|p| f(p)).count();
     let typed = || sig.inputs.iter().filter(|i| matches!(i, FnArg::Typed(_)));
     if count(|p| matches!(p, Param::Context)) > 1 {
-        errors.push(syn::Error::new_spanned(&sig.inputs, "a `#[tool]` function takes at most one `ToolContext`"));
+        errors.push(syn::Error::new_spanned(
+            &sig.inputs,
+            "a `#[tool]` function takes at most one `ToolContext`",
+        ));
     }
     if count(|p| matches!(p, Param::State(_))) > 1 {
         errors.push(syn::Error::new_spanned(
@@ -328,9 +341,7 @@ fn check_signature(func: &ItemFn, params: &[Param], errors: &mut Errors) {
 fn definition(func: &ItemFn, params: &[Param], name: &str, description: &str) -> TokenStream {
     let vis = &func.vis;
     let ident = &func.sig.ident;
-    let doc = format!(
-        "The `#[tool]` definition of [`{ident}`](fn@{ident}): the tool named `{name}`."
-    );
+    let doc = format!("The `#[tool]` definition of [`{ident}`](fn@{ident}): the tool named `{name}`.");
     let state = params.iter().find_map(|p| match p {
         Param::State(t) => Some(t),
         _ => None,
@@ -450,8 +461,16 @@ fn build(func: &ItemFn, params: &[Param], stateful: bool, description: &str) -> 
 
 /// One field of the generated argument struct (pushing its default function to `items`).
 fn field(f: &Field, items: &mut Vec<TokenStream>) -> TokenStream {
-    let Field { ident, ty, attrs, description, default } = f;
-    let description = description.as_ref().map(|d| quote! { #[schemars(description = #d)] });
+    let Field {
+        ident,
+        ty,
+        attrs,
+        description,
+        default,
+    } = f;
+    let description = description
+        .as_ref()
+        .map(|d| quote! { #[schemars(description = #d)] });
     let default = default.as_ref().map(|d| match d {
         Default::Trait => quote! { #[serde(default)] },
         Default::Value(value) => {

@@ -21,7 +21,9 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
     if items.is_empty() {
         return quote! { ::toolnexus::Toolkit::default() };
     }
-    let names = items.iter().map(|p| quote_spanned! {p.span()=> <#p as ::toolnexus::ToolDef>::NAME });
+    let names = items
+        .iter()
+        .map(|p| quote_spanned! {p.span()=> <#p as ::toolnexus::ToolDef>::NAME });
     let count = items.len();
     // One assertion per pair, spanned at the later item, so the error names both.
     let mut checks = Vec::new();
@@ -37,7 +39,9 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             });
         }
     }
-    let tools = items.iter().map(|p| quote_spanned! {p.span()=> <#p as ::toolnexus::ToolDef>::tool() });
+    let tools = items
+        .iter()
+        .map(|p| quote_spanned! {p.span()=> <#p as ::toolnexus::ToolDef>::tool() });
     quote! {{
         const __NAMES: [&str; #count] = [#(#names),*];
         #(#checks)*

@@ -32,7 +32,7 @@
 //! assert_eq!(tk.tool_names(), ["refund_order", "search"]);
 //! assert_eq!(
 //!     serde_json::to_string(&tk.get("search").unwrap().input_schema()).unwrap(),
-//!     r#"{"type":"object","properties":{"query":{"type":"string","description":"What to look for."},"limit":{"type":"integer","description":"At most this many results.","default":10,"minimum":0}},"required":["query"]}"#
+//!     r#"{"type":"object","properties":{"query":{"type":"string","description":"What to look for."},"limit":{"type":"integer","default":10,"minimum":0,"description":"At most this many results."}},"required":["query"]}"#
 //! );
 //! let r = tk.execute("search", json!({"query": "lamp"}), ToolContext::default()).await;
 //! assert_eq!(r.to_json(), r#"{"output":"10 results for lamp","isError":false}"#);
@@ -143,6 +143,7 @@ use std::borrow::Cow;
 use std::fmt::Display;
 use std::future::Future;
 
+use serde::Deserialize as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -219,7 +220,9 @@ macro_rules! display_results {
         }
     )*};
 }
-display_results!(bool, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);
+display_results!(
+    bool, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64
+);
 
 /// Return `Json(value)` from a tool to hand the model `value`'s compact JSON text.
 ///
@@ -314,6 +317,9 @@ where
 ///     "invalid arguments for tool \"add\": invalid type: string \"x\", expected i64 at field `a`"
 /// );
 /// ```
+// The `Err` is the failure handed straight back to the model; boxing it would only add an
+// allocation on the error path.
+#[allow(clippy::result_large_err)]
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolResult> {
     let args = match args {
         Value::Null => Value::Object(serde_json::Map::new()),
@@ -325,6 +331,10 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
             )));
         }
     };
+    // Fast path without path tracking; only a failing call pays for the second, tracked pass.
+    if let Ok(parsed) = T::deserialize(&args) {
+        return Ok(parsed);
+    }
     serde_path_to_error::deserialize(args).map_err(|err| {
         let at = if err.path().iter().len() == 0 {
             String::new()
@@ -411,15 +421,27 @@ mod tests {
         assert_eq!(out(42), r#"{"output":"42","isError":false}"#);
         assert_eq!(out(2.5), r#"{"output":"2.5","isError":false}"#);
         assert_eq!(out(true), r#"{"output":"true","isError":false}"#);
-        assert_eq!(out(Ok::<_, String>("done")), r#"{"output":"done","isError":false}"#);
-        assert_eq!(out(Err::<(), _>("no such row")), r#"{"output":"no such row","isError":true}"#);
-        assert_eq!(out(Json(json!({"b": 1, "a": [true]}))), r#"{"output":"{\"b\":1,\"a\":[true]}","isError":false}"#);
+        assert_eq!(
+            out(Ok::<_, String>("done")),
+            r#"{"output":"done","isError":false}"#
+        );
+        assert_eq!(
+            out(Err::<(), _>("no such row")),
+            r#"{"output":"no such row","isError":true}"#
+        );
+        assert_eq!(
+            out(Json(json!({"b": 1, "a": [true]}))),
+            r#"{"output":"{\"b\":1,\"a\":[true]}","isError":false}"#
+        );
         assert_eq!(out(ToolResult::failure("x")), r#"{"output":"x","isError":true}"#);
     }
 
     #[test]
     fn values_carrying_output_pass_through() {
-        assert_eq!(out(json!({"output": "x", "isError": "yes"})), r#"{"output":"x","isError":false}"#);
+        assert_eq!(
+            out(json!({"output": "x", "isError": "yes"})),
+            r#"{"output":"x","isError":false}"#
+        );
         assert_eq!(
             out(json!({"output": 5, "isError": true, "metadata": {"k": 1}})),
             r#"{"output":"5","isError":true,"metadata":{"k":1}}"#
@@ -428,7 +450,10 @@ mod tests {
             out(json!({"output": "o", "parts": [{"type": "text", "text": "t"}]})),
             r#"{"output":"o","isError":false,"parts":[{"type":"text","text":"t"}]}"#
         );
-        assert_eq!(out(json!({"rows": 2})), r#"{"output":"{\"rows\":2}","isError":false}"#);
+        assert_eq!(
+            out(json!({"rows": 2})),
+            r#"{"output":"{\"rows\":2}","isError":false}"#
+        );
         assert_eq!(out(json!([1, "a"])), r#"{"output":"[1,\"a\"]","isError":false}"#);
         assert_eq!(out(json!("plain")), r#"{"output":"\"plain\"","isError":false}"#);
     }
@@ -446,7 +471,10 @@ mod tests {
     #[test]
     fn bad_arguments_name_the_field_and_type() {
         let fail = |args| parse_args::<Query>("search", args).unwrap_err().output;
-        assert_eq!(fail(json!({})), "invalid arguments for tool \"search\": missing field `q`");
+        assert_eq!(
+            fail(json!({})),
+            "invalid arguments for tool \"search\": missing field `q`"
+        );
         assert_eq!(
             fail(json!({"q": "x", "filter": {"limit": -1}})),
             "invalid arguments for tool \"search\": invalid value: integer `-1`, expected u32 at field `filter.limit`"
@@ -457,7 +485,10 @@ mod tests {
         );
         assert_eq!(
             parse_args::<Query>("search", json!({"q": "x", "extra": 1})).unwrap(),
-            Query { q: "x".into(), filter: None }
+            Query {
+                q: "x".into(),
+                filter: None
+            }
         );
         #[derive(serde::Deserialize)]
         struct Empty {}

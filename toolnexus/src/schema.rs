@@ -72,7 +72,7 @@ use crate::schemars::{JsonSchema, generate::SchemaSettings};
 /// }
 /// assert_eq!(
 ///     toolnexus::schema::schema_for::<Search>().to_string(),
-///     r#"{"type":"object","properties":{"query":{"description":"What to look for.","type":"string"},"limit":{"type":"integer","minimum":0}},"required":["query"]}"#
+///     r#"{"type":"object","properties":{"query":{"type":"string","description":"What to look for."},"limit":{"type":"integer","minimum":0}},"required":["query"]}"#
 /// );
 /// ```
 pub fn schema_for<T: JsonSchema>() -> Value {
@@ -95,15 +95,27 @@ pub fn schema_for<T: JsonSchema>() -> Value {
 fn for_each_subschema(schema: &mut Map<String, Value>, mut f: impl FnMut(&mut Map<String, Value>)) {
     for (key, value) in schema.iter_mut() {
         match (key.as_str(), value) {
-            ("properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas", Value::Object(m)) => {
+            (
+                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas",
+                Value::Object(m),
+            ) => {
                 m.values_mut().filter_map(Value::as_object_mut).for_each(&mut f);
             }
             ("anyOf" | "oneOf" | "allOf" | "prefixItems" | "items", Value::Array(list)) => {
                 list.iter_mut().filter_map(Value::as_object_mut).for_each(&mut f);
             }
             (
-                "items" | "additionalProperties" | "not" | "contains" | "if" | "then" | "else"
-                | "propertyNames" | "unevaluatedProperties" | "unevaluatedItems" | "additionalItems",
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "contains"
+                | "if"
+                | "then"
+                | "else"
+                | "propertyNames"
+                | "unevaluatedProperties"
+                | "unevaluatedItems"
+                | "additionalItems",
                 Value::Object(m),
             ) => f(m),
             _ => {}
@@ -120,32 +132,33 @@ fn is_null_schema(v: &Value) -> bool {
 /// the parent's own keys (a field description) first.
 fn strip_null(schema: &mut Map<String, Value>) -> bool {
     let mut had_null = false;
-    if let Some(Value::Array(types)) = schema.get_mut("type") {
-        if let Some(i) = types.iter().position(|t| t == "null") {
-            types.remove(i);
-            had_null = true;
-            if types.len() == 1 {
-                let only = types.remove(0);
-                schema.insert("type".into(), only);
-            }
+    if let Some(Value::Array(types)) = schema.get_mut("type")
+        && let Some(i) = types.iter().position(|t| t == "null")
+    {
+        types.remove(i);
+        had_null = true;
+        if types.len() == 1 {
+            let only = types.remove(0);
+            schema.insert("type".into(), only);
         }
     }
-    if let Some(Value::Array(values)) = schema.get_mut("enum") {
-        if let Some(i) = values.iter().position(Value::is_null) {
-            values.remove(i);
-            had_null = true;
-        }
+    if let Some(Value::Array(values)) = schema.get_mut("enum")
+        && let Some(i) = values.iter().position(Value::is_null)
+    {
+        values.remove(i);
+        had_null = true;
     }
-    if let Some(Value::Array(members)) = schema.get_mut("anyOf") {
-        if let Some(i) = members.iter().position(is_null_schema) {
-            members.remove(i);
-            had_null = true;
-            if members.len() == 1 {
-                if let Some(Value::Object(only)) = schema.remove("anyOf").and_then(|mut m| m.as_array_mut()?.pop()) {
-                    for (k, v) in only {
-                        schema.entry(k).or_insert(v);
-                    }
-                }
+    if let Some(Value::Array(members)) = schema.get_mut("anyOf")
+        && let Some(i) = members.iter().position(is_null_schema)
+    {
+        members.remove(i);
+        had_null = true;
+        if members.len() == 1
+            && let Some(Value::Object(only)) =
+                schema.remove("anyOf").and_then(|mut m| m.as_array_mut()?.pop())
+        {
+            for (k, v) in only {
+                schema.entry(k).or_insert(v);
             }
         }
     }
@@ -159,13 +172,16 @@ fn string_choices(members: &[Value]) -> Option<Vec<Value>> {
     for member in members {
         let m = member.as_object()?;
         if m.get("type").and_then(Value::as_str) != Some("string")
-            || m.keys().any(|k| !matches!(k.as_str(), "type" | "const" | "enum" | "description" | "title"))
+            || m.keys()
+                .any(|k| !matches!(k.as_str(), "type" | "const" | "enum" | "description" | "title"))
         {
             return None;
         }
         match (m.get("const"), m.get("enum")) {
             (Some(c @ Value::String(_)), None) => values.push(c.clone()),
-            (None, Some(Value::Array(list))) if list.iter().all(Value::is_string) => values.extend(list.iter().cloned()),
+            (None, Some(Value::Array(list))) if list.iter().all(Value::is_string) => {
+                values.extend(list.iter().cloned())
+            }
             _ => return None,
         }
     }
@@ -183,7 +199,10 @@ fn fold_string_enum(schema: &mut Map<String, Value>) {
         .into_iter()
         .flat_map(|(k, v)| {
             if k == key {
-                vec![("type".to_owned(), json!("string")), ("enum".to_owned(), Value::Array(values.clone()))]
+                vec![
+                    ("type".to_owned(), json!("string")),
+                    ("enum".to_owned(), Value::Array(values.clone())),
+                ]
             } else {
                 vec![(k, v)]
             }
@@ -194,7 +213,10 @@ fn fold_string_enum(schema: &mut Map<String, Value>) {
 fn tidy(schema: &mut Map<String, Value>) {
     strip_null(schema);
     fold_string_enum(schema);
-    if matches!(schema.get("type").and_then(Value::as_str), Some("integer" | "number")) {
+    if matches!(
+        schema.get("type").and_then(Value::as_str),
+        Some("integer" | "number")
+    ) {
         schema.remove("format");
     }
     for_each_subschema(schema, tidy);
@@ -212,9 +234,28 @@ pub fn gemini_schema(schema: &Value) -> Value {
 
 /// The keywords of Gemini's `Schema` object.
 const GEMINI_KEYWORDS: &[&str] = &[
-    "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems",
-    "properties", "required", "minProperties", "maxProperties", "minLength", "maxLength",
-    "pattern", "example", "anyOf", "propertyOrdering", "default", "items", "minimum", "maximum",
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "maxItems",
+    "minItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "example",
+    "anyOf",
+    "propertyOrdering",
+    "default",
+    "items",
+    "minimum",
+    "maximum",
 ];
 
 fn resolve<'a>(root: &'a Map<String, Value>, reference: &str) -> Option<&'a Map<String, Value>> {
@@ -247,11 +288,11 @@ fn gemini_object(
     if let Some(Value::Array(members)) = out.remove("oneOf") {
         out.entry("anyOf").or_insert(Value::Array(members));
     }
-    if let Some(Value::Array(mut members)) = out.remove("allOf") {
-        if let (1, Some(Value::Object(only))) = (members.len(), members.pop()) {
-            for (k, v) in only {
-                out.entry(k).or_insert(v);
-            }
+    if let Some(Value::Array(mut members)) = out.remove("allOf")
+        && let (1, Some(Value::Object(only))) = (members.len(), members.pop())
+    {
+        for (k, v) in only {
+            out.entry(k).or_insert(v);
         }
     }
     if let Some(value) = out.remove("const") {
@@ -279,9 +320,17 @@ fn gemini_object(
             out.remove("format");
         }
     }
-    if out.get("properties").and_then(Value::as_object).is_some_and(Map::is_empty) {
+    if out
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(Map::is_empty)
+    {
         out.remove("properties");
-        if out.get("required").and_then(Value::as_array).is_some_and(Vec::is_empty) {
+        if out
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        {
             out.remove("required");
         }
     }
@@ -310,7 +359,11 @@ fn gemini_object(
 }
 
 fn without(schema: &Map<String, Value>, key: &str) -> Map<String, Value> {
-    schema.iter().filter(|(k, _)| *k != key).map(|(k, v)| (k.clone(), v.clone())).collect()
+    schema
+        .iter()
+        .filter(|(k, _)| *k != key)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// `schema` rendered for OpenAI's strict mode (rules in the [module docs](self)).
@@ -323,7 +376,8 @@ pub fn openai_strict_schema(schema: &Value) -> Value {
 }
 
 fn close(schema: &mut Map<String, Value>) {
-    let is_object = schema.get("type").and_then(Value::as_str) == Some("object") || schema.contains_key("properties");
+    let is_object =
+        schema.get("type").and_then(Value::as_str) == Some("object") || schema.contains_key("properties");
     if is_object {
         let required: Vec<String> = schema
             .get("required")
@@ -368,10 +422,10 @@ fn make_nullable(property: &mut Value) {
             return;
         }
     }
-    if let Some(Value::Array(values)) = p.get_mut("enum") {
-        if !values.iter().any(Value::is_null) {
-            values.push(Value::Null);
-        }
+    if let Some(Value::Array(values)) = p.get_mut("enum")
+        && !values.iter().any(Value::is_null)
+    {
+        values.push(Value::Null);
     }
 }
 
@@ -385,7 +439,10 @@ mod tests {
             "mode": {"type": "string", "enum": ["a", "b"]}, "n": {"type": "integer", "minimum": 1},
             "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["path"]});
         assert_eq!(gemini_schema(&s).to_string(), s.to_string());
-        assert_eq!(gemini_schema(&json!({"type": "object"})), json!({"type": "object"}));
+        assert_eq!(
+            gemini_schema(&json!({"type": "object"})),
+            json!({"type": "object"})
+        );
         let closed = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false});
         assert_eq!(openai_strict_schema(&closed).to_string(), closed.to_string());
     }
