@@ -28,15 +28,26 @@
 #![warn(missing_docs)]
 
 pub mod adapter;
+pub mod assembly;
+#[cfg(feature = "builtins")]
+pub mod builtin;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod content;
 pub mod context;
+#[cfg(feature = "http")]
+pub mod http;
+pub mod mcp;
 pub mod native;
 pub mod result;
 pub mod schema;
+#[cfg(feature = "skills")]
+pub mod skill;
 pub mod suspend;
 pub mod tool;
 pub mod toolkit;
 
+pub use assembly::{BuildError, ToolkitOptions};
 pub use content::ContentPart;
 pub use context::{CancellationToken, ToolContext};
 pub use native::{Args, IntoToolResult, Json, State, ToolDef, native_tool};

@@ -21,9 +21,11 @@
 //! );
 //! ```
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -75,6 +77,19 @@ pub struct Answer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<AnswerReason>,
 }
+
+/// The host's one slot for resolving a [`Request`] (SPEC §10): shown the request, it
+/// returns the [`Answer`] once a human (or a policy) has decided. The client loop calls it
+/// for suspended tools, and an MCP source given one answers server elicitations through it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolnexus::suspend::{WaitFor, answer_output};
+///
+/// let wait_for: WaitFor = Arc::new(|request| Box::pin(async move { answer_output(request.id, "Chennai") }));
+/// # let _ = wait_for;
+/// ```
+pub type WaitFor = Arc<dyn Fn(Request) -> BoxFuture<'static, Answer> + Send + Sync>;
 
 static SEQ: AtomicU64 = AtomicU64::new(1);
 

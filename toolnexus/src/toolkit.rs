@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::adapter;
 use crate::context::ToolContext;
+use crate::mcp::McpStatus;
 use crate::result::ToolResult;
 use crate::tool::Tool;
 
@@ -43,6 +44,9 @@ pub struct Toolkit {
     tools: BTreeMap<String, Tool>,
     skills_prompt: String,
     resources: Vec<Arc<dyn Closeable>>,
+    mcp_status: BTreeMap<String, McpStatus>,
+    #[cfg(feature = "skills")]
+    skills: Arc<[crate::skill::SkillInfo]>,
 }
 
 impl Toolkit {
@@ -110,6 +114,32 @@ impl Toolkit {
     /// Set the skills catalog (done by the skill source at assembly).
     pub fn set_skills_prompt(&mut self, prompt: impl Into<String>) -> &mut Self {
         self.skills_prompt = prompt.into();
+        self
+    }
+
+    /// The skills behind the `skill` tool (after the filter), in discovery order; what an
+    /// A2A agent card lists. Empty when the toolkit has no skill source.
+    #[cfg(feature = "skills")]
+    pub fn skills(&self) -> &[crate::skill::SkillInfo] {
+        &self.skills
+    }
+
+    /// Set the skills catalog entries (done by the skill source at assembly).
+    #[cfg(feature = "skills")]
+    pub fn set_skills(&mut self, skills: impl Into<Arc<[crate::skill::SkillInfo]>>) -> &mut Self {
+        self.skills = skills.into();
+        self
+    }
+
+    /// `connected | disabled | failed` per configured MCP server (SPEC §2 "Status"); empty
+    /// when the toolkit has no MCP source.
+    pub fn mcp_status(&self) -> &BTreeMap<String, McpStatus> {
+        &self.mcp_status
+    }
+
+    /// Record MCP server statuses (done by the MCP source at assembly).
+    pub fn extend_mcp_status(&mut self, status: impl IntoIterator<Item = (String, McpStatus)>) -> &mut Self {
+        self.mcp_status.extend(status);
         self
     }
 

@@ -1,0 +1,176 @@
+//! The MCP client against the npm reference servers (`server-everything` over stdio and
+//! streamable HTTP, `server-filesystem` over stdio).
+
+mod mcp_support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_support::*;
+use serde_json::{Value, json};
+use toolnexus::ContentPart;
+use toolnexus::mcp::{LoadOptions, McpStatus};
+use toolnexus::suspend::{Answer, Request, WaitFor};
+
+fn bin(dir: &std::path::Path, name: &str) -> Value {
+    json!(dir.join(name).display().to_string())
+}
+
+#[tokio::test]
+async fn server_everything_over_stdio() {
+    let Some(dir) = npm_bin() else { return };
+    let tk = toolkit_of(
+        json!({"everything": {"command": [bin(&dir, "mcp-server-everything")], "timeout": 20000}}),
+    )
+    .await;
+    assert_eq!(
+        tk.mcp_status()["everything"],
+        McpStatus::Connected,
+        "{:?}",
+        tk.mcp_status()
+    );
+    for name in [
+        "everything_echo",
+        "everything_get-sum",
+        "everything_get-tiny-image",
+        "everything_get-structured-content",
+    ] {
+        assert!(tk.get(name).is_some(), "{name} in {:?}", tk.tool_names());
+    }
+    assert_eq!(
+        call(&tk, "everything_echo", json!({"message": "hi"}))
+            .await
+            .output,
+        "Echo: hi"
+    );
+    let r = call(&tk, "everything_get-tiny-image", json!({})).await;
+    assert!(!r.is_error, "{r:?}");
+    assert!(
+        matches!(r.parts.as_slice(), [ContentPart::Image(m)] if m.mime_type == "image/png"),
+        "{:?}",
+        r.parts
+    );
+    let r = call(
+        &tk,
+        "everything_get-structured-content",
+        json!({"location": "New York"}),
+    )
+    .await;
+    let structured: Value = serde_json::from_str(&r.output).expect("structuredContent as JSON text");
+    assert!(structured["temperature"].is_number(), "{}", r.output);
+    // Validation errors come back as isError results.
+    let r = call(&tk, "everything_get-sum", json!({"a": "x"})).await;
+    assert!(r.is_error, "{r:?}");
+    tk.close().await;
+}
+
+#[tokio::test]
+async fn server_everything_elicitation_through_wait_for() {
+    let Some(dir) = npm_bin() else { return };
+    let wait_for: WaitFor = Arc::new(|request: Request| {
+        Box::pin(async move {
+            assert_eq!(request.kind, "input");
+            assert!(
+                request
+                    .data
+                    .as_ref()
+                    .is_some_and(|d| d["schema"]["properties"].is_object())
+            );
+            Answer {
+                id: request.id,
+                ok: true,
+                data: Some(json!({"name": "Muthu"})),
+                reason: None,
+            }
+        })
+    });
+    let servers = json!({"ev": {"command": [bin(&dir, "mcp-server-everything")], "timeout": 20000}});
+    let source = source_of(
+        servers,
+        LoadOptions {
+            wait_for: Some(wait_for),
+            ..Default::default()
+        },
+    )
+    .await;
+    let mut tk = toolnexus::Toolkit::default();
+    source.install(&mut tk);
+    let r = call(&tk, "ev_trigger-elicitation-request", json!({})).await;
+    assert!(r.output.contains("- Name: Muthu"), "{}", r.output);
+    tk.close().await;
+}
+
+#[tokio::test]
+async fn server_everything_over_streamable_http() {
+    let Some(dir) = npm_bin() else { return };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new(dir.join("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .kill_on_drop(true)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let start = Instant::now();
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "server-everything did not listen"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let tk = toolkit_of(json!({"remote": {"url": url, "timeout": 20000}})).await;
+    assert_eq!(
+        tk.mcp_status()["remote"],
+        McpStatus::Connected,
+        "{:?}",
+        tk.mcp_status()
+    );
+    assert_eq!(
+        call(&tk, "remote_echo", json!({"message": "over http"}))
+            .await
+            .output,
+        "Echo: over http"
+    );
+    let r = call(&tk, "remote_get-sum", json!({"a": 2, "b": 40})).await;
+    assert!(r.output.contains("42"), "{}", r.output);
+    tk.close().await;
+    let _ = child.kill().await;
+}
+
+#[tokio::test]
+async fn server_filesystem_reads_a_real_file() {
+    let Some(dir) = npm_bin() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let root_path = std::fs::canonicalize(root.path()).unwrap();
+    std::fs::write(root_path.join("note.txt"), "hello from disk\n").unwrap();
+    let servers = json!({"fs": {"command": [bin(&dir, "mcp-server-filesystem"), root_path.display().to_string()], "timeout": 20000}});
+    let tk = toolkit_of(servers).await;
+    assert_eq!(
+        tk.mcp_status()["fs"],
+        McpStatus::Connected,
+        "{:?}",
+        tk.mcp_status()
+    );
+    assert!(tk.get("fs_read_text_file").is_some(), "{:?}", tk.tool_names());
+    let r = call(
+        &tk,
+        "fs_read_text_file",
+        json!({"path": root_path.join("note.txt")}),
+    )
+    .await;
+    assert!(!r.is_error, "{r:?}");
+    assert!(r.output.contains("hello from disk"), "{}", r.output);
+    // Outside the allowed root: an isError result the model can act on.
+    let r = call(&tk, "fs_read_text_file", json!({"path": "/etc/hostname"})).await;
+    assert!(r.is_error, "{r:?}");
+    let schema = serde_json::to_string(tk.get("fs_read_text_file").unwrap().input_schema()).unwrap();
+    assert!(!schema.contains("$schema"), "{schema}");
+    tk.close().await;
+}

@@ -1,0 +1,234 @@
+//! A toolkit served as an MCP server, called by our own client, by raw JSON-RPC over HTTP,
+//! and by the Python `mcp` SDK.
+
+mod mcp_support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_support::*;
+use serde_json::{Value, json};
+use toolnexus::mcp::McpStatus;
+use toolnexus::mcp::serve::{CallEvent, ServeOptions, serve};
+use toolnexus::{ContentPart, Tool, ToolResult, ToolSource, Toolkit};
+
+fn gateway_toolkit() -> Toolkit {
+    Toolkit::new([
+        Tool::new("echo", |args: Value, _| async move {
+            ToolResult::success(args["text"].as_str().unwrap_or_default())
+        })
+        .with_description("Echo the text")
+        .with_schema(
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        )
+        .with_source(ToolSource::Native),
+        Tool::new("nope", |_, _| async { ToolResult::failure("no such row") }),
+        Tool::new("boom", |_, _| async { panic!("kaboom") }),
+        Tool::new("pic", |_, _| async {
+            ToolResult::success("a picture").with_parts([ContentPart::image_bytes(b"\x89PNG", "image/png")])
+        }),
+    ])
+}
+
+async fn rpc(url: &str, body: Value) -> Value {
+    let resp = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let text = resp.text().await.unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|_| panic!("JSON reply, got {text}"))
+}
+
+#[tokio::test]
+async fn wire_initialize_list_call_and_unknown_tool() {
+    let handle = serve(&gateway_toolkit(), "127.0.0.1:0", ServeOptions::default())
+        .await
+        .unwrap();
+    let url = handle.url().to_owned();
+    let init = rpc(
+        &url,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+    )
+    .await;
+    assert_eq!(
+        init["result"]["serverInfo"],
+        json!({"name": "toolnexus", "version": "0.1.0"})
+    );
+    assert!(init["result"]["capabilities"]["tools"].is_object(), "{init}");
+
+    let list = rpc(&url, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["boom", "echo", "nope", "pic"]);
+    assert_eq!(
+        tools[1],
+        json!({"name": "echo", "description": "Echo the text",
+               "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}})
+    );
+
+    let call = |id: u32, name: &str, args: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}});
+    let r = rpc(&url, call(3, "echo", json!({"text": "hi"}))).await;
+    assert_eq!(
+        r["result"],
+        json!({"content": [{"type": "text", "text": "hi"}], "isError": false})
+    );
+    let r = rpc(&url, call(4, "nope", json!({}))).await;
+    assert_eq!(
+        r["result"],
+        json!({"content": [{"type": "text", "text": "no such row"}], "isError": true})
+    );
+    let r = rpc(&url, call(5, "ghost", json!({}))).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["message"], "Unknown tool: ghost");
+    // A panicking tool is an isError result, and the server keeps serving.
+    let r = rpc(&url, call(6, "boom", json!({}))).await;
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "tool \"boom\" panicked: kaboom"
+    );
+    let r = rpc(&url, call(7, "pic", json!({}))).await;
+    assert_eq!(
+        r["result"]["content"],
+        json!([{"type": "text", "text": "a picture"}, {"type": "image", "data": "iVBORw==", "mimeType": "image/png"}])
+    );
+    let r = rpc(&url, call(8, "echo", json!({"text": "still up"}))).await;
+    assert_eq!(r["result"]["content"][0]["text"], "still up");
+    handle.stop().await;
+}
+
+#[tokio::test]
+async fn our_client_round_trips_through_the_gateway_with_filter_and_on_call() {
+    let events: Arc<Mutex<Vec<CallEvent>>> = Arc::default();
+    let sink = events.clone();
+    let options = ServeOptions {
+        name: Some("gw".into()),
+        version: Some("9.9.9".into()),
+        tools: Some(vec!["echo".into(), "nope".into(), "unknown-is-ignored".into()]),
+        on_call: Some(Arc::new(move |e: &CallEvent| {
+            sink.lock().unwrap().push(e.clone());
+            panic!("a panicking on_call is contained");
+        })),
+    };
+    let handle = serve(&gateway_toolkit(), "127.0.0.1:0", options).await.unwrap();
+    let tk = toolkit_of(json!({"gw": {"url": handle.url(), "timeout": 5000}})).await;
+    assert_eq!(tk.mcp_status()["gw"], McpStatus::Connected);
+    assert_eq!(tk.tool_names(), ["gw_echo", "gw_nope"]);
+    let r = call(&tk, "gw_echo", json!({"text": "round trip"})).await;
+    assert_eq!(
+        r.to_json(),
+        r#"{"output":"round trip","isError":false,"metadata":{"server":"gw"}}"#
+    );
+    let r = call(&tk, "gw_nope", json!({})).await;
+    assert_eq!(
+        r.to_json(),
+        r#"{"output":"no such row","isError":true,"metadata":{"server":"gw"}}"#
+    );
+    // Flat latency: many sequential calls on one session all succeed.
+    for i in 0..50 {
+        assert_eq!(
+            call(&tk, "gw_echo", json!({"text": i.to_string()})).await.output,
+            i.to_string()
+        );
+    }
+    let events = events.lock().unwrap().clone();
+    assert_eq!(events.len(), 52);
+    assert_eq!(
+        (events[0].name.as_str(), events[0].source, events[0].is_error),
+        ("echo", ToolSource::Native, false)
+    );
+    assert_eq!(
+        (events[1].name.as_str(), events[1].source, events[1].is_error),
+        ("nope", ToolSource::Custom, true)
+    );
+    assert!(events.iter().all(|e| e.ms >= 0.0 && e.ms < 5000.0));
+    tk.close().await;
+    handle.stop().await;
+}
+
+#[tokio::test]
+async fn python_mcp_sdk_client_lists_and_calls() {
+    let python = std::env::var("TOOLNEXUS_PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = std::process::Command::new(&python)
+        .args(["-c", "import mcp"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        println!(
+            "SKIPPED: `{python}` cannot import the `mcp` SDK (set TOOLNEXUS_PYTHON to a venv python with `pip install mcp`)"
+        );
+        return;
+    }
+    let handle = serve(&gateway_toolkit(), "127.0.0.1:0", ServeOptions::default())
+        .await
+        .unwrap();
+    let script = r#"
+import asyncio, json, sys
+from mcp import ClientSession
+from mcp.client.streamable_http import streamablehttp_client
+
+async def main(url):
+    async with streamablehttp_client(url) as (read, write, _):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            tools = await session.list_tools()
+            ok = await session.call_tool("echo", {"text": "from python"})
+            bad = await session.call_tool("nope", {})
+            print(json.dumps({
+                "server": [init.serverInfo.name, init.serverInfo.version],
+                "tools": [t.name for t in tools.tools],
+                "ok": [ok.isError, [c.text for c in ok.content]],
+                "bad": [bad.isError, [c.text for c in bad.content]],
+            }))
+
+asyncio.run(main(sys.argv[1]))
+"#;
+    let url = handle.url().to_owned();
+    let py = python.clone();
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(py).args(["-c", script, &url]).output()
+        }),
+    )
+    .await
+    .expect("the python client finished in time")
+    .unwrap()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        got,
+        json!({
+            "server": ["toolnexus", "0.1.0"],
+            "tools": ["boom", "echo", "nope", "pic"],
+            "ok": [false, ["from python"]],
+            "bad": [true, ["no such row"]]
+        })
+    );
+    handle.stop().await;
+}
+
+#[tokio::test]
+async fn bind_failure_is_a_typed_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let err = serve(&Toolkit::default(), &addr, ServeOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(&format!("cannot serve MCP on {addr}: ")),
+        "{err}"
+    );
+}

@@ -1,0 +1,132 @@
+//! Shared helpers of the MCP integration tests: real peers (our test server binary, the npm
+//! reference servers), process probes and bounded waits.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolnexus::mcp::{LoadOptions, McpConfig, McpSource, load};
+use toolnexus::{ToolContext, ToolResult, Toolkit};
+
+/// The test MCP server binary (built by Cargo as a bin of this package).
+pub const TESTSERVER: &str = env!("CARGO_BIN_EXE_mcp-testserver");
+
+/// A config document with one stdio test server called `name`.
+pub fn stdio_server(name: &str, args: &[&str], extra: Value) -> Value {
+    let mut command = vec![json!(TESTSERVER), json!("stdio")];
+    command.extend(args.iter().map(|a| json!(a)));
+    let mut entry = json!({ "command": command });
+    if let (Value::Object(e), Value::Object(x)) = (&mut entry, extra) {
+        e.extend(x);
+    }
+    json!({ name: entry })
+}
+
+/// Load a `{"mcpServers": servers}` document into a fresh toolkit.
+pub async fn toolkit_of(servers: Value) -> Toolkit {
+    let cfg = McpConfig::from_value(&json!({ "mcpServers": servers })).expect("valid config");
+    let source = load(&cfg, LoadOptions::default()).await.expect("not cancelled");
+    let mut tk = Toolkit::default();
+    source.install(&mut tk);
+    tk
+}
+
+/// Load without installing.
+pub async fn source_of(servers: Value, opts: LoadOptions) -> McpSource {
+    let cfg = McpConfig::from_value(&json!({ "mcpServers": servers })).expect("valid config");
+    load(&cfg, opts).await.expect("not cancelled")
+}
+
+/// Call a toolkit tool with default context.
+pub async fn call(tk: &Toolkit, name: &str, args: Value) -> ToolResult {
+    tk.execute(name, args, ToolContext::default()).await
+}
+
+/// `true` while `pid` is a live (non-zombie) process.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name: `pid (comm) S …`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
+}
+
+/// Wait (bounded) until `pid` is no longer a live process.
+pub fn wait_dead(pid: u32, bound: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < bound {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    !alive(pid)
+}
+
+/// A test server in HTTP mode on an ephemeral port; killed on drop.
+pub struct HttpServer {
+    child: Child,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl HttpServer {
+    /// Start `toolnexus-testserver http 127.0.0.1:0` and read its URL line (bounded by the
+    /// child: it prints the line right after binding, or exits).
+    pub fn start() -> Self {
+        let mut child = Command::new(TESTSERVER)
+            .args(["http", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the test server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped stdout"))
+            .read_line(&mut line)
+            .expect("read the listening line");
+        let url = line
+            .trim()
+            .strip_prefix("listening ")
+            .expect("a listening line")
+            .to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `node_modules/.bin` of the npm reference servers, or why the test cannot run.
+/// Only a missing `node`/`npx` is a skip; missing packages are a failure with the fix.
+pub fn npm_bin() -> Option<PathBuf> {
+    let has = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !has("node") || !has("npx") {
+        println!("SKIPPED: node/npx not found on PATH; the npm reference-server tests need them");
+        return None;
+    }
+    let dir = std::env::var_os("TOOLNEXUS_NPM_MCP")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".npm-mcp"));
+    let bin = dir.join("node_modules/.bin");
+    assert!(
+        bin.join("mcp-server-everything").exists() && bin.join("mcp-server-filesystem").exists(),
+        "npm reference servers missing in {}: run `npm install --prefix {} @modelcontextprotocol/server-everything \
+         @modelcontextprotocol/server-filesystem` (or set TOOLNEXUS_NPM_MCP)",
+        dir.display(),
+        dir.display()
+    );
+    Some(bin)
+}

@@ -1,0 +1,85 @@
+//! `toolnexus`: list, call and inspect the tools of a toolkit from the shell.
+//!
+//! Every failure — a bad flag, an unreadable or malformed config, bad arguments — is one
+//! line on stderr and a non-zero exit (2 for usage errors, 1 for everything else).
+
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// One uniform set of tools for any LLM: MCP servers, skills, built-ins and your own.
+#[derive(Debug, Parser)]
+#[command(name = "toolnexus", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Tools(cmd::tools::Tools),
+    Call(cmd::call::Call),
+    Prompt(cmd::prompt::Prompt),
+}
+
+/// A command's failure: the one line to print, and the exit code.
+pub struct Failure {
+    message: String,
+    code: u8,
+}
+
+impl Failure {
+    /// A runtime failure (exit code 1).
+    pub fn new(message: impl std::fmt::Display) -> Self {
+        Self {
+            message: message.to_string(),
+            code: 1,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help / --version: print as clap renders it, success.
+            print!("{e}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprintln!("toolnexus: missing command (tools | call | prompt); see `toolnexus --help`");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or("invalid arguments");
+            eprintln!("toolnexus: {}", first.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolnexus: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            Command::Tools(c) => c.run().await,
+            Command::Call(c) => c.run().await,
+            Command::Prompt(c) => c.run().await,
+        }
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure { message, code }) => {
+            if !message.is_empty() {
+                eprintln!("toolnexus: {}", message.replace('\n', " "));
+            }
+            ExitCode::from(code)
+        }
+    }
+}

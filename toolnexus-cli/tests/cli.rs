@@ -1,0 +1,279 @@
+//! The `toolnexus` binary as a real child process.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn examples_skills() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/skills")
+        .canonicalize()
+        .unwrap()
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolnexus"))
+        .args(args)
+        .output()
+        .expect("spawn toolnexus")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// A failure: exactly one stderr line starting `toolnexus: `, nothing on stdout, no panic.
+fn assert_one_line_error(o: &Output, code: i32, starts: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with(&format!("toolnexus: {starts}")), "{err}");
+    assert!(!err.contains("panicked"));
+    assert_eq!(stdout(o), "");
+}
+
+#[test]
+fn tools_names_lists_the_eleven_tools() {
+    let skills = examples_skills();
+    let o = run(&["tools", "--skills", skills.to_str().unwrap(), "--format", "names"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "apply_patch\nbash\nedit\nglob\ngrep\nquestion\nread\nskill\ntodowrite\nwebfetch\nwrite\n"
+    );
+    let o = run(&[
+        "tools",
+        "--skills",
+        skills.to_str().unwrap(),
+        "--no-builtins",
+        "--format",
+        "names",
+    ]);
+    assert_eq!(stdout(&o), "skill\n");
+}
+
+#[test]
+fn tools_adapter_formats_are_the_exact_adapter_json() {
+    let skills = examples_skills();
+    let tk = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        toolnexus::Toolkit::build(toolnexus::ToolkitOptions::default().skills_dir(&skills))
+            .await
+            .unwrap()
+    });
+    for (format, expected) in [
+        ("openai", tk.to_openai()),
+        ("anthropic", tk.to_anthropic()),
+        ("gemini", tk.to_gemini()),
+    ] {
+        let o = run(&["tools", "--skills", skills.to_str().unwrap(), "--format", format]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o), format!("{}\n", Value::Array(expected)), "{format}");
+    }
+    let o = run(&["tools", "--no-builtins", "--format", "gemini"]);
+    assert_eq!(stdout(&o), "[{\"functionDeclarations\":[]}]\n");
+}
+
+#[test]
+fn tools_table_is_readable() {
+    let skills = examples_skills();
+    let o = run(&["tools", "--skills", skills.to_str().unwrap()]);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "NAME         SOURCE   DESCRIPTION");
+    assert_eq!(
+        lines[8],
+        "skill        skill    Load a specialized skill when the task at hand matches one of the skills…"
+    );
+    assert_eq!(
+        lines[9],
+        "todowrite    builtin  Replace the session todo list. Returns the rendered list."
+    );
+    assert_eq!(lines.last(), Some(&"11 tools"));
+}
+
+#[test]
+fn call_prints_the_tool_result_json() {
+    let skills = examples_skills();
+    let dir = skills.join("hello-world");
+    let o = run(&[
+        "call",
+        "skill",
+        r#"{"name":"hello-world"}"#,
+        "--skills",
+        skills.to_str().unwrap(),
+        "--no-builtins",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["isError"], false);
+    assert_eq!(
+        v["metadata"],
+        serde_json::json!({"name": "hello-world", "dir": dir.to_str().unwrap()})
+    );
+    let output = v["output"].as_str().unwrap();
+    assert!(output.ends_with(&format!(
+        "<skill_files>\n<file>{}/scripts/greet.sh</file>\n</skill_files>\n</skill_content>",
+        dir.display()
+    )));
+
+    // An error result is still printed, and the exit code says so.
+    let o = run(&[
+        "call",
+        "skill",
+        r#"{"name":"nope"}"#,
+        "--skills",
+        skills.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o),
+        "{\"output\":\"Skill \\\"nope\\\" not found. Available skills: hello-world\",\"isError\":true}\n"
+    );
+    let o = run(&["call", "nope"]);
+    assert_eq!(
+        stdout(&o),
+        "{\"output\":\"unknown tool: nope\",\"isError\":true}\n"
+    );
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn call_runs_a_builtin_on_a_real_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("out.txt");
+    let args = serde_json::json!({"path": file, "content": "hi"}).to_string();
+    let o = run(&["call", "write", &args]);
+    assert!(o.status.success(), "{} {}", stdout(&o), stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "hi");
+}
+
+#[test]
+fn prompt_prints_the_skills_catalog() {
+    let skills = examples_skills();
+    let o = run(&["prompt", "--skills", skills.to_str().unwrap()]);
+    assert_eq!(
+        stdout(&o),
+        "Skills provide specialized instructions and workflows for specific tasks.\n\
+         Use the skill tool to load a skill when a task matches its description.\n\n\
+         ## Available Skills\n\
+         - **hello-world**: A tiny example skill. Use when you want to see how skill loading (progressive disclosure) works end to end.\n"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(&["prompt", "--skills", tmp.path().to_str().unwrap()]);
+    assert_eq!(stdout(&o), "No skills are currently available.\n");
+}
+
+#[test]
+fn config_file_builtins_key_is_honoured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("mcp.json");
+    std::fs::write(
+        &cfg,
+        r#"{"mcpServers": {}, "builtins": {"tools": {"bash": false, "webfetch": false}}}"#,
+    )
+    .unwrap();
+    let o = run(&["tools", "--config", cfg.to_str().unwrap(), "--format", "names"]);
+    assert_eq!(
+        stdout(&o),
+        "apply_patch\nedit\nglob\ngrep\nquestion\nread\ntodowrite\nwrite\n"
+    );
+}
+
+#[test]
+fn a_dead_mcp_server_is_isolated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("mcp.json");
+    std::fs::write(
+        &cfg,
+        r#"{"mcpServers": {"dead": {"command": ["/nonexistent/mcp"], "timeout": 1000}}}"#,
+    )
+    .unwrap();
+    let o = run(&[
+        "tools",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--no-builtins",
+        "--format",
+        "names",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn bad_flags_and_bad_config_are_one_line_errors() {
+    assert_one_line_error(
+        &run(&["tools", "--bogus"]),
+        2,
+        "unexpected argument '--bogus' found",
+    );
+    assert_one_line_error(
+        &run(&["tools", "--format", "xml"]),
+        2,
+        "invalid value 'xml' for '--format <FORMAT>'",
+    );
+    assert_one_line_error(&run(&[]), 2, "missing command");
+    assert_one_line_error(&run(&["frobnicate"]), 2, "unrecognized subcommand 'frobnicate'");
+    assert_one_line_error(
+        &run(&["call"]),
+        2,
+        "the following required arguments were not provided",
+    );
+    assert_one_line_error(
+        &run(&["call", "read", "not json"]),
+        2,
+        "ARGS_JSON is not valid JSON: ",
+    );
+    assert_one_line_error(
+        &run(&["call", "read", "[1]"]),
+        2,
+        "ARGS_JSON must be a JSON object",
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("missing.json");
+    assert_one_line_error(
+        &run(&["tools", "--config", missing.to_str().unwrap()]),
+        1,
+        &format!("cannot read config {}: ", missing.display()),
+    );
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, "{\n  \"mcpServers\": {,\n}").unwrap();
+    assert_one_line_error(
+        &run(&["call", "read", "--config", bad.to_str().unwrap()]),
+        1,
+        &format!(
+            "malformed config {}: key must be a string at line 2 column 18",
+            bad.display()
+        ),
+    );
+    let bad_builtins = tmp.path().join("builtins.json");
+    std::fs::write(&bad_builtins, r#"{"builtins": {"tools": {"bash": "no"}}}"#).unwrap();
+    assert_one_line_error(
+        &run(&["tools", "--config", bad_builtins.to_str().unwrap()]),
+        1,
+        &format!("malformed config {}: `builtins`: ", bad_builtins.display()),
+    );
+    assert_one_line_error(
+        &run(&["prompt", "--skills", "/definitely/not/here"]),
+        1,
+        "skills dir not found: /definitely/not/here",
+    );
+}
+
+#[test]
+fn help_and_version_succeed() {
+    let o = run(&["--help"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    for cmd in ["tools", "call", "prompt"] {
+        assert!(out.contains(&format!("  {cmd} ")), "{out}");
+    }
+    let o = run(&["--version"]);
+    assert_eq!(stdout(&o), format!("toolnexus {}\n", env!("CARGO_PKG_VERSION")));
+}

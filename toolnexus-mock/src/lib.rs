@@ -1,0 +1,608 @@
+//! A deterministic, scripted model served over the real OpenAI Chat Completions wire (and the
+//! Anthropic Messages wire) on 127.0.0.1 — the embedded default model of the quickstart, the
+//! examples and the benchmarks. No key, no network, no cost, the same answer every time.
+//!
+//! Two scenarios:
+//! - [`Scenario::Planner`] reads the user prompt and the advertised tools. The prompt is split
+//!   into steps on the word `then`; each step names tools (an advertised name, or a suffix of
+//!   one after `_`, so `get_weather` finds `bench_get_weather`), optionally followed by a
+//!   JSON object of arguments. Step *n* becomes the *n*-th tool-calling turn (all calls of a
+//!   step in parallel); when the steps are used up the model answers with a summary of the
+//!   tool results. A prompt that names no tool is answered directly.
+//! - [`Scenario::Bench`] is the cross-port benchmark script: turn 1 calls `get_weather`
+//!   `{"city":"Paris"}` and `add` `{"a":2,"b":2}` in parallel, turn 2 answers [`BENCH_ANSWER`].
+//!
+//! ```
+//! use serde_json::json;
+//! use toolnexus_mock::{plan, Reply, Scenario};
+//!
+//! let tools = vec![json!({"type": "function", "function": {"name": "srv_get_weather", "parameters": {}}})];
+//! let messages = vec![json!({"role": "user", "content": r#"get_weather {"city":"Oslo"}"#})];
+//! match plan(Scenario::Planner, &messages, &tools) {
+//!     Reply::Calls(calls) => {
+//!         assert_eq!(calls[0].name, "srv_get_weather");
+//!         assert_eq!(calls[0].arguments, json!({"city": "Oslo"}));
+//!     }
+//!     Reply::Text(t) => panic!("expected calls, got {t}"),
+//! }
+//! ```
+
+use std::net::SocketAddr;
+
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::serve::ListenerExt as _;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+/// The final answer of the benchmark scenario (the same text as the other ports' mock).
+pub const BENCH_ANSWER: &str = "The weather in Paris is Sunny, 22C. And 2 + 2 = 4.";
+
+/// Which script the model follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scenario {
+    /// Plan tool calls from the prompt and the advertised tools.
+    #[default]
+    Planner,
+    /// The fixed benchmark script.
+    Bench,
+}
+
+/// One planned tool call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// A deterministic id (`call_<turn>_<index>`).
+    pub id: String,
+    /// The advertised tool name.
+    pub name: String,
+    /// The arguments object.
+    pub arguments: Value,
+}
+
+/// What the model says next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    /// Call these tools (in parallel).
+    Calls(Vec<Call>),
+    /// Answer with this text.
+    Text(String),
+}
+
+/// Decide the next reply for an OpenAI-shaped transcript (`messages`) and tool list
+/// (OpenAI `{type, function:{name}}` or Anthropic `{name}` entries).
+pub fn plan(scenario: Scenario, messages: &[Value], tools: &[Value]) -> Reply {
+    let names: Vec<&str> = tools
+        .iter()
+        .filter_map(|t| t.pointer("/function/name").or_else(|| t.get("name")))
+        .filter_map(Value::as_str)
+        .collect();
+    let last_user = messages
+        .iter()
+        .rposition(|m| m["role"] == "user" && !is_tool_result_turn(m))
+        .unwrap_or(0);
+    let since = &messages[last_user.min(messages.len())..];
+    let turns_done = since.iter().filter(|m| is_tool_call_turn(m)).count();
+    match scenario {
+        Scenario::Bench => {
+            if since.iter().any(is_tool_result_turn) {
+                return Reply::Text(BENCH_ANSWER.to_owned());
+            }
+            let pick = |suffix: &str| resolve(&names, suffix).unwrap_or(suffix).to_owned();
+            Reply::Calls(vec![
+                Call {
+                    id: "call_weather_1".into(),
+                    name: pick("get_weather"),
+                    arguments: json!({"city": "Paris"}),
+                },
+                Call {
+                    id: "call_add_1".into(),
+                    name: pick("add"),
+                    arguments: json!({"a": 2, "b": 2}),
+                },
+            ])
+        }
+        Scenario::Planner => {
+            let prompt = messages.get(last_user).map(text_of).unwrap_or_default();
+            let steps: Vec<Vec<(String, Value)>> = split_steps(&prompt)
+                .iter()
+                .map(|s| calls_in(s, &names))
+                .filter(|c| !c.is_empty())
+                .collect();
+            match steps.get(turns_done) {
+                Some(step) => Reply::Calls(
+                    step.iter()
+                        .enumerate()
+                        .map(|(i, (name, arguments))| Call {
+                            id: format!("call_{}_{}", turns_done + 1, i + 1),
+                            name: name.clone(),
+                            arguments: arguments.clone(),
+                        })
+                        .collect(),
+                ),
+                None => Reply::Text(summarize(since, &prompt)),
+            }
+        }
+    }
+}
+
+fn is_tool_call_turn(m: &Value) -> bool {
+    m["role"] == "assistant"
+        && (m["tool_calls"].as_array().is_some_and(|c| !c.is_empty())
+            || blocks(m).any(|b| b["type"] == "tool_use"))
+}
+
+fn is_tool_result_turn(m: &Value) -> bool {
+    m["role"] == "tool" || (m["role"] == "user" && blocks(m).any(|b| b["type"] == "tool_result"))
+}
+
+fn blocks(m: &Value) -> impl Iterator<Item = &Value> {
+    m["content"].as_array().into_iter().flatten()
+}
+
+/// The text of a message whose content is a string or an array of text blocks.
+fn text_of(m: &Value) -> String {
+    match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str().or_else(|| p["content"].as_str()))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The advertised tool `word` names: itself, or the one ending in `_word`.
+fn resolve<'a>(names: &[&'a str], word: &str) -> Option<&'a str> {
+    names.iter().copied().find(|n| *n == word).or_else(|| {
+        names
+            .iter()
+            .copied()
+            .find(|n| n.len() > word.len() && n.ends_with(word) && n[..n.len() - word.len()].ends_with('_'))
+    })
+}
+
+/// Split a prompt into steps at the standalone word `then` (outside JSON objects).
+fn split_steps(prompt: &str) -> Vec<String> {
+    let mut steps = vec![String::new()];
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    let mut rest = prompt;
+    while let Some(c) = rest.chars().next() {
+        if depth == 0 && !in_str && starts_word(rest, "then") && boundary_before(steps.last().unwrap()) {
+            steps.push(String::new());
+            rest = &rest[4..];
+            continue;
+        }
+        match c {
+            '"' if depth > 0 && !escaped => in_str = !in_str,
+            '{' if !in_str => depth += 1,
+            '}' if !in_str => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        escaped = c == '\\' && !escaped;
+        steps.last_mut().unwrap().push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    steps
+}
+
+fn starts_word(s: &str, word: &str) -> bool {
+    s.get(..word.len()).is_some_and(|w| w.eq_ignore_ascii_case(word))
+        && !s[word.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+}
+
+fn boundary_before(prev: &str) -> bool {
+    !prev.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// The tool calls one step names, in order, each with its JSON arguments (or `{}`).
+fn calls_in(step: &str, names: &[&str]) -> Vec<(String, Value)> {
+    let mut calls = Vec::new();
+    let mut i = 0;
+    let bytes = step.as_bytes();
+    while i < step.len() {
+        if !is_name_char(bytes[i] as char) {
+            i += step[i..].chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let end = step[i..]
+            .find(|c: char| !is_name_char(c))
+            .map_or(step.len(), |e| i + e);
+        let word = &step[i..end];
+        i = end;
+        let Some(name) = resolve(names, word) else {
+            continue;
+        };
+        let after = step[end..].trim_start();
+        let mut args = json!({});
+        if after.starts_with('{') {
+            let mut stream = serde_json::Deserializer::from_str(after).into_iter::<Value>();
+            if let Some(Ok(v @ Value::Object(_))) = stream.next() {
+                i = step.len() - after.len() + stream.byte_offset();
+                args = v;
+            }
+        }
+        calls.push((name.to_owned(), args));
+    }
+    calls
+}
+
+/// The final answer: one line per tool result since the prompt.
+fn summarize(since: &[Value], prompt: &str) -> String {
+    let mut names = std::collections::HashMap::new();
+    let mut lines = Vec::new();
+    for m in since {
+        for c in m["tool_calls"].as_array().into_iter().flatten() {
+            names.insert(
+                c["id"].as_str().unwrap_or_default().to_owned(),
+                c.pointer("/function/name").cloned(),
+            );
+        }
+        for b in blocks(m).filter(|b| b["type"] == "tool_use") {
+            names.insert(
+                b["id"].as_str().unwrap_or_default().to_owned(),
+                Some(b["name"].clone()),
+            );
+        }
+        let mut note = |id: &Value, text: String| {
+            let name = names
+                .get(id.as_str().unwrap_or_default())
+                .cloned()
+                .flatten()
+                .and_then(|n| n.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "tool".into());
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+            let first: String = first.chars().take(160).collect();
+            lines.push(format!("- {name}: {first}"));
+        };
+        if m["role"] == "tool" {
+            note(&m["tool_call_id"], text_of(m));
+        }
+        for b in blocks(m).filter(|b| b["type"] == "tool_result") {
+            note(&b["tool_use_id"], text_of(b));
+        }
+    }
+    if lines.is_empty() {
+        format!("You said: {}", prompt.trim())
+    } else {
+        format!("Here is what the tools returned:\n{}", lines.join("\n"))
+    }
+}
+
+fn estimate_tokens(v: &Value) -> u64 {
+    (v.to_string().len() as u64).div_ceil(4)
+}
+
+/// The OpenAI Chat Completions response for `reply`.
+pub fn openai_response(model: &str, reply: &Reply, usage: (u64, u64)) -> Value {
+    let (message, finish) = match reply {
+        Reply::Calls(calls) => (
+            json!({"role": "assistant", "content": null, "tool_calls": calls.iter().map(|c| json!({
+                "id": c.id, "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments.to_string()}
+            })).collect::<Vec<_>>()}),
+            "tool_calls",
+        ),
+        Reply::Text(t) => (json!({"role": "assistant", "content": t}), "stop"),
+    };
+    json!({
+        "id": "chatcmpl-mock", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1, "total_tokens": usage.0 + usage.1},
+    })
+}
+
+/// The Anthropic Messages response for `reply`.
+pub fn anthropic_response(model: &str, reply: &Reply, usage: (u64, u64)) -> Value {
+    let (content, stop) = match reply {
+        Reply::Calls(calls) => (
+            calls
+                .iter()
+                .map(|c| json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}))
+                .collect::<Vec<_>>(),
+            "tool_use",
+        ),
+        Reply::Text(t) => (vec![json!({"type": "text", "text": t})], "end_turn"),
+    };
+    json!({
+        "id": "msg_mock", "type": "message", "role": "assistant", "model": model,
+        "content": content, "stop_reason": stop,
+        "usage": {"input_tokens": usage.0, "output_tokens": usage.1},
+    })
+}
+
+/// The OpenAI SSE stream for `reply`: text in word-sized deltas, tool calls by index with
+/// their arguments in two pieces, a finish chunk, a usage chunk when asked, then `[DONE]`.
+pub fn openai_sse(model: &str, reply: &Reply, usage: (u64, u64), include_usage: bool) -> String {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": model,
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+    let finish = match reply {
+        Reply::Text(t) => {
+            for piece in t.split_inclusive(' ') {
+                events.push(chunk(json!({"content": piece}), Value::Null));
+            }
+            "stop"
+        }
+        Reply::Calls(calls) => {
+            for (i, c) in calls.iter().enumerate() {
+                let args = c.arguments.to_string();
+                let (a, b) = args.split_at(args.len() / 2);
+                events.push(chunk(
+                    json!({"tool_calls": [{"index": i, "id": c.id, "type": "function",
+                                           "function": {"name": c.name, "arguments": a}}]}),
+                    Value::Null,
+                ));
+                events.push(chunk(
+                    json!({"tool_calls": [{"index": i, "function": {"arguments": b}}]}),
+                    Value::Null,
+                ));
+            }
+            "tool_calls"
+        }
+    };
+    events.push(chunk(json!({}), json!(finish)));
+    if include_usage {
+        events.push(json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0,
+            "model": model, "choices": [],
+            "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1, "total_tokens": usage.0 + usage.1}}));
+    }
+    let mut out = String::new();
+    for e in events {
+        out.push_str("data: ");
+        out.push_str(&e.to_string());
+        out.push_str("\n\n");
+    }
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+fn reply_usage(scenario: Scenario, body: &Value, reply: &Reply) -> (u64, u64) {
+    match scenario {
+        Scenario::Bench => (20, 8),
+        Scenario::Planner => {
+            let out = match reply {
+                Reply::Text(t) => estimate_tokens(&json!(t)),
+                Reply::Calls(c) => c.iter().map(|c| estimate_tokens(&c.arguments) + 4).sum(),
+            };
+            (estimate_tokens(&body["messages"]), out)
+        }
+    }
+}
+
+async fn chat(State(scenario): State<Scenario>, Json(body): Json<Value>) -> Response {
+    let Some(messages) = body["messages"].as_array() else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"message": "messages must be an array"}})),
+        )
+            .into_response();
+    };
+    let tools = body["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let reply = plan(scenario, messages, tools);
+    let usage = reply_usage(scenario, &body, &reply);
+    let model = body["model"].as_str().unwrap_or("mock-model");
+    if body["stream"] == true {
+        let include_usage = body.pointer("/stream_options/include_usage") == Some(&json!(true));
+        let sse = openai_sse(model, &reply, usage, include_usage);
+        return ([(header::CONTENT_TYPE, "text/event-stream")], sse).into_response();
+    }
+    Json(openai_response(model, &reply, usage)).into_response()
+}
+
+/// Anthropic bodies carry the system prompt beside the messages and tool results as blocks;
+/// the planner reads both shapes.
+async fn messages(State(scenario): State<Scenario>, Json(body): Json<Value>) -> Response {
+    let Some(messages) = body["messages"].as_array() else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"message": "messages must be an array"}})),
+        )
+            .into_response();
+    };
+    let tools = body["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let reply = plan(scenario, messages, tools);
+    let usage = reply_usage(scenario, &body, &reply);
+    let model = body["model"].as_str().unwrap_or("mock-model");
+    Json(anthropic_response(model, &reply, usage)).into_response()
+}
+
+/// The model's HTTP routes: `POST /v1/chat/completions` (and without `/v1`), `POST
+/// /v1/messages`, `GET /v1/models`.
+pub fn router(scenario: Scenario) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/chat/completions", post(chat))
+        .route("/v1/messages", post(messages))
+        .route(
+            "/v1/models",
+            get(|| async {
+                Json(json!({"object": "list", "data": [{"id": "mock-model", "object": "model"}]}))
+            }),
+        )
+        .with_state(scenario)
+}
+
+/// A running mock model. Dropping it stops the server.
+#[derive(Debug)]
+pub struct MockModel {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl MockModel {
+    /// Serve `scenario` on `addr` (use `127.0.0.1:0` for a free port), with TCP_NODELAY on
+    /// every connection so no response waits on a delayed ACK.
+    pub async fn start(addr: &str, scenario: Scenario) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router(scenario))
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Ok(Self {
+            addr,
+            stop: Some(stop),
+        })
+    }
+
+    /// The socket address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The OpenAI-style base URL, e.g. `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Stop serving.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl Drop for MockModel {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools(names: &[&str]) -> Vec<Value> {
+        names
+            .iter()
+            .map(|n| json!({"type": "function", "function": {"name": n}}))
+            .collect()
+    }
+
+    #[test]
+    fn planner_walks_the_steps_then_summarizes() {
+        let tools = tools(&["skill", "bash", "mcp_get_weather"]);
+        let prompt = r#"Load skill {"name":"hello-world"} then run bash {"command":"echo {then} hi"} and get_weather {"city":"Paris"}"#;
+        let mut messages = vec![
+            json!({"role": "system", "content": "s"}),
+            json!({"role": "user", "content": prompt}),
+        ];
+        let Reply::Calls(c) = plan(Scenario::Planner, &messages, &tools) else {
+            panic!()
+        };
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].id.as_str(), c[0].name.as_str()), ("call_1_1", "skill"));
+        assert_eq!(c[0].arguments, json!({"name": "hello-world"}));
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1_1", "type": "function", "function": {"name": "skill", "arguments": "{}"}}]}));
+        messages
+            .push(json!({"role": "tool", "tool_call_id": "call_1_1", "content": "<skill_content>\nbody"}));
+        let Reply::Calls(c) = plan(Scenario::Planner, &messages, &tools) else {
+            panic!()
+        };
+        let got: Vec<_> = c.iter().map(|c| (c.name.as_str(), c.arguments.clone())).collect();
+        assert_eq!(
+            got,
+            [
+                ("bash", json!({"command": "echo {then} hi"})),
+                ("mcp_get_weather", json!({"city": "Paris"}))
+            ]
+        );
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_2_1", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
+            {"id": "call_2_2", "type": "function", "function": {"name": "mcp_get_weather", "arguments": "{}"}}]}));
+        messages.push(json!({"role": "tool", "tool_call_id": "call_2_1", "content": "{then} hi\n"}));
+        messages.push(json!({"role": "tool", "tool_call_id": "call_2_2", "content": "Sunny"}));
+        assert_eq!(
+            plan(Scenario::Planner, &messages, &tools),
+            Reply::Text(
+                "Here is what the tools returned:\n- skill: <skill_content>\n- bash: {then} hi\n- mcp_get_weather: Sunny"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn planner_answers_directly_without_tools() {
+        let messages = vec![json!({"role": "user", "content": "hello there"})];
+        assert_eq!(
+            plan(Scenario::Planner, &messages, &tools(&["bash"])),
+            Reply::Text("You said: hello there".into())
+        );
+    }
+
+    #[test]
+    fn bench_script_matches_the_other_ports() {
+        let tools = tools(&["bench_get_weather", "bench_add", "bench_echo"]);
+        let mut messages =
+            vec![json!({"role": "user", "content": "What's the weather in Paris and what is 2+2?"})];
+        let reply = plan(Scenario::Bench, &messages, &tools);
+        let body = openai_response("m", &reply, (20, 8));
+        assert_eq!(
+            body["choices"][0]["message"]["tool_calls"].to_string(),
+            r#"[{"id":"call_weather_1","type":"function","function":{"name":"bench_get_weather","arguments":"{\"city\":\"Paris\"}"}},{"id":"call_add_1","type":"function","function":{"name":"bench_add","arguments":"{\"a\":2,\"b\":2}"}}]"#
+        );
+        messages.push(json!({"role": "tool", "tool_call_id": "call_weather_1", "content": "Sunny"}));
+        assert_eq!(
+            plan(Scenario::Bench, &messages, &tools),
+            Reply::Text(BENCH_ANSWER.into())
+        );
+    }
+
+    #[test]
+    fn anthropic_tool_results_count_as_results() {
+        let messages = vec![
+            json!({"role": "user", "content": "get_weather"}),
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "get_weather", "input": {}}]}),
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "Rain"}]}),
+        ];
+        assert_eq!(
+            plan(Scenario::Planner, &messages, &[json!({"name": "get_weather"})]),
+            Reply::Text("Here is what the tools returned:\n- get_weather: Rain".into())
+        );
+    }
+
+    #[test]
+    fn sse_stream_reassembles() {
+        let reply = Reply::Calls(vec![Call {
+            id: "c".into(),
+            name: "add".into(),
+            arguments: json!({"a": 1}),
+        }]);
+        let sse = openai_sse("m", &reply, (1, 2), true);
+        let args: String = sse
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter(|d| *d != "[DONE]")
+            .map(|d| serde_json::from_str::<Value>(d).unwrap())
+            .filter_map(|v| {
+                v.pointer("/choices/0/delta/tool_calls/0/function/arguments")
+                    .cloned()
+            })
+            .map(|a| a.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(args, r#"{"a":1}"#);
+        assert!(sse.ends_with("data: [DONE]\n\n"));
+        assert!(sse.contains(r#""usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}"#));
+    }
+}

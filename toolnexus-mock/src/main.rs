@@ -1,0 +1,42 @@
+//! `toolnexus-mock`: serve the scripted model on loopback until killed.
+//!
+//! Prints `listening on http://ADDR/v1` as its first line, so a script can read the URL.
+
+use clap::{Parser, ValueEnum};
+use toolnexus_mock::{MockModel, Scenario};
+
+#[derive(Parser)]
+#[command(about = "A deterministic OpenAI/Anthropic-compatible model on 127.0.0.1")]
+struct Args {
+    /// Address to listen on (port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:8900")]
+    addr: String,
+    /// Which script to follow.
+    #[arg(long, value_enum, default_value_t = Mode::Planner)]
+    scenario: Mode,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Mode {
+    Planner,
+    Bench,
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let args = Args::parse();
+    let scenario = match args.scenario {
+        Mode::Planner => Scenario::Planner,
+        Mode::Bench => Scenario::Bench,
+    };
+    let model = match MockModel::start(&args.addr, scenario).await {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("toolnexus-mock: cannot listen on {}: {e}", args.addr);
+            std::process::exit(2);
+        }
+    };
+    println!("listening on {}", model.base_url());
+    // Serve until the process is killed.
+    std::future::pending::<()>().await;
+}

@@ -1,0 +1,433 @@
+//! Toolkit assembly (SPEC §4): [`Toolkit::build`] gathers MCP tools, the `skill` tool, the
+//! built-in tools and the host's own tools into one [`Toolkit`], in the order
+//! **MCP → skill → builtin → extra**, first name wins — except that a host tool shadows a
+//! built-in of the same name. MCP servers come from a config file or document
+//! (`mcpServers` | `servers` | `mcp`); a server that fails is isolated, and
+//! [`Toolkit::close`] shuts every session down.
+//!
+//! ```
+//! use toolnexus::{Tool, ToolResult, Toolkit};
+//! use toolnexus::assembly::ToolkitOptions;
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let sandboxed_bash = Tool::new("bash", |_, _| async { ToolResult::failure("no shell here") });
+//! let tk = Toolkit::build(
+//!     ToolkitOptions::default()
+//!         .skills_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/skills"))
+//!         .extra_tool(sandboxed_bash)
+//!         .disable_tool("webfetch"),
+//! )
+//! .await
+//! .unwrap();
+//! assert_eq!(
+//!     tk.tool_names(),
+//!     ["apply_patch", "bash", "edit", "glob", "grep", "question", "read", "skill", "todowrite", "write"]
+//! );
+//! assert_eq!(tk.get("bash").unwrap().source().as_str(), "custom");
+//! assert!(tk.skills_prompt().contains("- **hello-world**: "));
+//! tk.close().await;
+//! # });
+//! ```
+
+#[cfg(feature = "skills")]
+use std::collections::BTreeMap;
+use std::collections::HashSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+#[cfg(feature = "builtins")]
+use crate::builtin::{self, BuiltinsConfig};
+#[cfg(feature = "skills")]
+use crate::skill::{self, SkillDef, SkillOptions, SkillProvider};
+use crate::tool::Tool;
+use crate::toolkit::Toolkit;
+
+/// A configuration document: the MCP servers (`mcpServers` | `servers` | `mcp`) and, at the
+/// top level, an optional `builtins` toggle.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigSource {
+    /// A JSON file.
+    Path(PathBuf),
+    /// An already parsed document.
+    Value(Value),
+}
+
+impl From<Value> for ConfigSource {
+    fn from(v: Value) -> Self {
+        Self::Value(v)
+    }
+}
+
+impl From<PathBuf> for ConfigSource {
+    fn from(p: PathBuf) -> Self {
+        Self::Path(p)
+    }
+}
+
+impl From<&Path> for ConfigSource {
+    fn from(p: &Path) -> Self {
+        Self::Path(p.to_path_buf())
+    }
+}
+
+impl From<&str> for ConfigSource {
+    /// A path.
+    fn from(p: &str) -> Self {
+        Self::Path(p.into())
+    }
+}
+
+/// Everything [`Toolkit::build`] assembles. Build it with `Default` and the chaining methods.
+#[derive(Clone, Default)]
+pub struct ToolkitOptions {
+    /// MCP servers and the `builtins` key.
+    pub config: Option<ConfigSource>,
+    /// How MCP servers are loaded: the elicitation `wait_for` slot and a cancellation token.
+    #[cfg(feature = "mcp")]
+    pub mcp_load: crate::mcp::LoadOptions,
+    /// Skill roots searched for `**/SKILL.md`.
+    #[cfg(feature = "skills")]
+    pub skills_dirs: Vec<PathBuf>,
+    /// Skills supplied as data (after directory skills in first-wins order).
+    #[cfg(feature = "skills")]
+    pub skills: Vec<SkillDef>,
+    /// A lazy provider of data skills, resolved once here; its failure is isolated.
+    #[cfg(feature = "skills")]
+    pub skill_provider: Option<SkillProvider>,
+    /// Name → bool skill filter (allowlist if any `true`, else droplist).
+    #[cfg(feature = "skills")]
+    pub skills_filter: Option<BTreeMap<String, bool>>,
+    /// `0` ⇒ 10 sampled files, `n` ⇒ `n`, `-1` ⇒ no file list.
+    #[cfg(feature = "skills")]
+    pub skill_sample_limit: i64,
+    /// The host's own tools; one named like a built-in replaces it.
+    pub extra_tools: Vec<Tool>,
+    /// Built-in tools toggle; `None` ⇒ the config's `builtins` key, else all on.
+    #[cfg(feature = "builtins")]
+    pub builtins: Option<BuiltinsConfig>,
+    /// Final tool names dropped from every source.
+    pub disable_tools: Vec<String>,
+    /// Skill names dropped from the catalog (folded into the filter as `false`).
+    #[cfg(feature = "skills")]
+    pub disable_skills: Vec<String>,
+}
+
+impl ToolkitOptions {
+    /// Sets the MCP / builtins configuration (a path or a parsed document).
+    pub fn config(mut self, config: impl Into<ConfigSource>) -> Self {
+        self.config = Some(config.into());
+        self
+    }
+
+    /// Sets how MCP servers are loaded (elicitation bridge, cancellation).
+    #[cfg(feature = "mcp")]
+    pub fn mcp_load(mut self, load: crate::mcp::LoadOptions) -> Self {
+        self.mcp_load = load;
+        self
+    }
+
+    /// Adds a skills root.
+    #[cfg(feature = "skills")]
+    pub fn skills_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.skills_dirs.push(dir.into());
+        self
+    }
+
+    /// Adds a data skill.
+    #[cfg(feature = "skills")]
+    pub fn skill(mut self, def: SkillDef) -> Self {
+        self.skills.push(def);
+        self
+    }
+
+    /// Sets the lazy skill provider.
+    #[cfg(feature = "skills")]
+    pub fn skill_provider(mut self, provider: SkillProvider) -> Self {
+        self.skill_provider = Some(provider);
+        self
+    }
+
+    /// Sets the skill filter.
+    #[cfg(feature = "skills")]
+    pub fn skills_filter(mut self, filter: BTreeMap<String, bool>) -> Self {
+        self.skills_filter = Some(filter);
+        self
+    }
+
+    /// Sets the sibling-file sample cap of the `skill` tool.
+    #[cfg(feature = "skills")]
+    pub fn skill_sample_limit(mut self, limit: i64) -> Self {
+        self.skill_sample_limit = limit;
+        self
+    }
+
+    /// Adds a host tool.
+    pub fn extra_tool(mut self, tool: Tool) -> Self {
+        self.extra_tools.push(tool);
+        self
+    }
+
+    /// Adds host tools.
+    pub fn extra_tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Self {
+        self.extra_tools.extend(tools);
+        self
+    }
+
+    /// Sets the built-in tools toggle (overrides the config's `builtins` key).
+    #[cfg(feature = "builtins")]
+    pub fn builtins(mut self, builtins: impl Into<BuiltinsConfig>) -> Self {
+        self.builtins = Some(builtins.into());
+        self
+    }
+
+    /// Drops a tool by its final name.
+    pub fn disable_tool(mut self, name: impl Into<String>) -> Self {
+        self.disable_tools.push(name.into());
+        self
+    }
+
+    /// Drops a skill by name.
+    #[cfg(feature = "skills")]
+    pub fn disable_skill(mut self, name: impl Into<String>) -> Self {
+        self.disable_skills.push(name.into());
+        self
+    }
+}
+
+impl fmt::Debug for ToolkitOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A config Value may carry header secrets: show only where it comes from.
+        let config = self.config.as_ref().map(|c| match c {
+            ConfigSource::Path(p) => p.display().to_string(),
+            ConfigSource::Value(_) => "<value>".to_owned(),
+        });
+        let mut d = f.debug_struct("ToolkitOptions");
+        d.field("config", &config);
+        #[cfg(feature = "mcp")]
+        d.field("mcp_load", &self.mcp_load);
+        #[cfg(feature = "skills")]
+        d.field("skills_dirs", &self.skills_dirs)
+            .field("skills", &self.skills.iter().map(|s| &s.name).collect::<Vec<_>>())
+            .field("skill_provider", &self.skill_provider.is_some())
+            .field("skills_filter", &self.skills_filter)
+            .field("skill_sample_limit", &self.skill_sample_limit)
+            .field("disable_skills", &self.disable_skills);
+        d.field(
+            "extra_tools",
+            &self.extra_tools.iter().map(Tool::name).collect::<Vec<_>>(),
+        );
+        #[cfg(feature = "builtins")]
+        d.field("builtins", &self.builtins);
+        d.field("disable_tools", &self.disable_tools).finish()
+    }
+}
+
+/// Why a toolkit could not be built. Per-source runtime failures (a dead MCP server, a
+/// failing skill provider, a bad skill file) are not errors: they are isolated and warned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The config file could not be read.
+    #[error("cannot read config {path}: {source}")]
+    ConfigRead {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The config is not a JSON object.
+    #[error("malformed config {origin}: {message}")]
+    ConfigParse {
+        /// The file path, or `<value>`.
+        origin: String,
+        /// What is wrong (with line and column for a syntax error).
+        message: String,
+    },
+    /// The `builtins` key has the wrong shape.
+    #[error("malformed config {origin}: `builtins`: {message}")]
+    Builtins {
+        /// The file path, or `<value>`.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The MCP part of the config is unusable.
+    #[error(transparent)]
+    Mcp(#[from] crate::mcp::McpError),
+    /// The config names MCP servers but the crate was built without the `mcp` feature.
+    #[error("MCP config {origin}: MCP servers need the `mcp` feature of toolnexus")]
+    McpDisabled {
+        /// The file path, or `<value>`.
+        origin: String,
+    },
+}
+
+/// The config document, read once.
+struct Config {
+    origin: String,
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    path: Option<PathBuf>,
+    doc: Value,
+}
+
+fn read_config(source: &ConfigSource) -> Result<Config, BuildError> {
+    let (origin, path, doc) = match source {
+        ConfigSource::Value(v) => ("<value>".to_owned(), None, v.clone()),
+        ConfigSource::Path(path) => {
+            let text = std::fs::read_to_string(path).map_err(|source| BuildError::ConfigRead {
+                path: path.clone(),
+                source,
+            })?;
+            let origin = path.display().to_string();
+            let doc = serde_json::from_str(&text).map_err(|e| BuildError::ConfigParse {
+                origin: origin.clone(),
+                message: e.to_string(),
+            })?;
+            (origin, Some(path.clone()), doc)
+        }
+    };
+    if !doc.is_object() {
+        return Err(BuildError::ConfigParse {
+            origin,
+            message: "expected a JSON object".into(),
+        });
+    }
+    Ok(Config { origin, path, doc })
+}
+
+/// The MCP source (SPEC §2): connect every enabled server of `config`, record the statuses
+/// in `toolkit`, hand it the sessions to close, and return the tools (server order). A
+/// server that fails is isolated (status `failed`); only an unusable config is an error.
+#[cfg(feature = "mcp")]
+async fn load_mcp(
+    config: &Config,
+    load: &crate::mcp::LoadOptions,
+    toolkit: &mut Toolkit,
+) -> Result<Vec<Tool>, BuildError> {
+    use crate::mcp::McpConfig;
+    let mcp = match &config.path {
+        // From the file, so a bad server entry is reported against it.
+        Some(path) => McpConfig::from_file(path)?,
+        None => McpConfig::from_value(&config.doc)?,
+    };
+    if mcp.is_empty() {
+        return Ok(Vec::new());
+    }
+    let source = crate::mcp::load(&mcp, load.clone()).await?;
+    let tools = source.tools().to_vec();
+    toolkit.extend_mcp_status(source.status().clone());
+    toolkit.attach(std::sync::Arc::new(source));
+    Ok(tools)
+}
+
+/// Without the `mcp` feature a config naming servers is refused rather than silently ignored.
+#[cfg(not(feature = "mcp"))]
+async fn load_mcp(config: &Config, _toolkit: &mut Toolkit) -> Result<Vec<Tool>, BuildError> {
+    let mcp = crate::mcp::McpConfig::from_value(&config.doc)?;
+    if mcp.is_empty() {
+        return Ok(Vec::new());
+    }
+    Err(BuildError::McpDisabled {
+        origin: config.origin.clone(),
+    })
+}
+
+impl Toolkit {
+    /// Assembles a toolkit from `options` (SPEC §4). See the [module docs](crate::assembly).
+    ///
+    /// Errors only on an unusable configuration document; everything else degrades with a
+    /// `tracing` warning.
+    pub async fn build(options: ToolkitOptions) -> Result<Toolkit, BuildError> {
+        let config = options.config.as_ref().map(read_config).transpose()?;
+        let mut toolkit = Toolkit::default();
+        let mut ordered: Vec<Tool> = Vec::new();
+
+        if let Some(config) = &config {
+            #[cfg(feature = "mcp")]
+            ordered.extend(load_mcp(config, &options.mcp_load, &mut toolkit).await?);
+            #[cfg(not(feature = "mcp"))]
+            ordered.extend(load_mcp(config, &mut toolkit).await?);
+        }
+
+        #[cfg(feature = "skills")]
+        if let Some(source) = load_skill_source(&options).await {
+            toolkit.set_skills_prompt(source.prompt());
+            toolkit.set_skills(source.skills().to_vec());
+            ordered.push(source.tool());
+        }
+
+        #[cfg(feature = "builtins")]
+        {
+            let cfg = match (&options.builtins, &config) {
+                (Some(cfg), _) => cfg.clone(),
+                (None, Some(Config { origin, doc, .. })) => match doc.get("builtins") {
+                    Some(v) => serde_json::from_value(v.clone()).map_err(|e| BuildError::Builtins {
+                        origin: origin.clone(),
+                        message: e.to_string(),
+                    })?,
+                    None => BuiltinsConfig::default(),
+                },
+                (None, None) => BuiltinsConfig::default(),
+            };
+            let shadowed: HashSet<&str> = options.extra_tools.iter().map(Tool::name).collect();
+            ordered.extend(
+                builtin::select(&cfg)
+                    .into_iter()
+                    .filter(|t| !shadowed.contains(t.name())),
+            );
+        }
+
+        ordered.extend(options.extra_tools.iter().cloned());
+
+        let disabled: HashSet<&str> = options.disable_tools.iter().map(String::as_str).collect();
+        let mut seen = HashSet::new();
+        let unique: Vec<Tool> = ordered
+            .into_iter()
+            .filter(|t| !disabled.contains(t.name()))
+            .filter(|t| {
+                let first = seen.insert(t.name().to_owned());
+                if !first {
+                    tracing::warn!("duplicate tool name \"{}\" — keeping first", t.name());
+                }
+                first
+            })
+            .collect();
+        toolkit.add_tools(unique);
+        Ok(toolkit)
+    }
+}
+
+/// The skill source, when any skill input is given (no inputs ⇒ no `skill` tool).
+#[cfg(feature = "skills")]
+async fn load_skill_source(options: &ToolkitOptions) -> Option<skill::SkillSource> {
+    if options.skills_dirs.is_empty() && options.skills.is_empty() && options.skill_provider.is_none() {
+        return None;
+    }
+    let mut defs = options.skills.clone();
+    if let Some(provider) = &options.skill_provider {
+        defs.extend(provider.resolve().await);
+    }
+    let mut filter = options.skills_filter.clone();
+    if !options.disable_skills.is_empty() {
+        let f = filter.get_or_insert_with(BTreeMap::new);
+        for name in &options.disable_skills {
+            f.entry(name.clone()).or_insert(false);
+        }
+    }
+    let skill_options = SkillOptions {
+        dirs: options.skills_dirs.clone(),
+        defs,
+        filter,
+        sample_limit: options.skill_sample_limit,
+    };
+    // Discovery reads the disk: keep it off the async workers.
+    match tokio::task::spawn_blocking(move || skill::load_skills(&skill_options)).await {
+        Ok(source) => Some(source),
+        Err(e) => {
+            tracing::warn!("skill discovery failed: {e}");
+            None
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! The injectable HTTP seam for LLM requests (SPEC §8 Gap 2). The loop only ever POSTs a
+//! JSON body and reads a status, headers and a byte stream back, so that is the whole trait:
+//! a test double, a recording proxy or an mTLS client implements one method.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::stream::{self, BoxStream, StreamExt};
+
+/// One LLM request: always a `POST` of a JSON body.
+#[derive(Clone)]
+pub struct HttpRequest {
+    /// The full endpoint URL.
+    pub url: String,
+    /// Request headers, auth included. Never logged (see the `Debug` impl).
+    pub headers: Vec<(String, String)>,
+    /// The compact JSON body.
+    pub body: Bytes,
+}
+
+impl HttpRequest {
+    /// The body parsed back into JSON (`Value::Null` when it is not JSON).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Header values carry the API key; only their names are shown.
+        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("HttpRequest")
+            .field("url", &self.url)
+            .field("headers", &names)
+            .field("body_len", &self.body.len())
+            .finish()
+    }
+}
+
+/// A response: status, headers, and the body as a byte stream (read whole for a JSON
+/// reply, incrementally for SSE).
+pub struct HttpResponse {
+    /// HTTP status code.
+    pub status: u16,
+    /// Response headers (names as sent; look them up with [`HttpResponse::header`]).
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: BoxStream<'static, Result<Bytes, TransportError>>,
+}
+
+impl HttpResponse {
+    /// A response whose whole body is already in hand.
+    pub fn new(status: u16, headers: Vec<(String, String)>, body: impl Into<Bytes>) -> Self {
+        let body: Bytes = body.into();
+        Self {
+            status,
+            headers,
+            body: stream::once(async move { Ok(body) }).boxed(),
+        }
+    }
+
+    /// A `200` JSON response.
+    pub fn json(value: &serde_json::Value) -> Self {
+        Self::new(
+            200,
+            vec![("content-type".into(), "application/json".into())],
+            value.to_string(),
+        )
+    }
+
+    /// The first header named `name`, case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Read the whole body.
+    pub async fn bytes(self) -> Result<Bytes, TransportError> {
+        let mut body = self.body;
+        let mut out = Vec::new();
+        while let Some(chunk) = body.next().await {
+            out.extend_from_slice(&chunk?);
+        }
+        Ok(out.into())
+    }
+}
+
+impl fmt::Debug for HttpResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpResponse")
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A request that produced no HTTP response (connect refused, reset, a broken body).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct TransportError {
+    /// What went wrong.
+    pub message: String,
+    /// Whether another attempt may succeed (network errors are; an in-process model's
+    /// own failure is not).
+    pub retryable: bool,
+}
+
+impl TransportError {
+    /// A retryable network failure.
+    pub fn network(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            retryable: true,
+        }
+    }
+
+    /// A failure another attempt cannot fix.
+    pub fn fatal(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            retryable: false,
+        }
+    }
+}
+
+/// How the client talks HTTP to the model. Implement it to proxy, record/replay or stub
+/// the LLM path; every retry goes through it too.
+pub trait HttpTransport: Send + Sync {
+    /// POST `request` and return the response (any status; non-2xx is the caller's job).
+    fn post(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>>;
+}
+
+/// A transport from an async closure — the shape the seeds' mock `http-client` has.
+///
+/// ```
+/// use toolnexus::client::transport::{from_fn, HttpResponse};
+/// let t = from_fn(|req| async move {
+///     assert!(req.url.ends_with("/chat/completions"));
+///     Ok(HttpResponse::json(&serde_json::json!({"choices": []})))
+/// });
+/// # let _ = t;
+/// ```
+pub fn from_fn<F, Fut>(f: F) -> Arc<dyn HttpTransport>
+where
+    F: Fn(HttpRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<HttpResponse, TransportError>> + Send + 'static,
+{
+    struct FnTransport<F>(F);
+    impl<F, Fut> HttpTransport for FnTransport<F>
+    where
+        F: Fn(HttpRequest) -> Fut + Send + Sync,
+        Fut: Future<Output = Result<HttpResponse, TransportError>> + Send + 'static,
+    {
+        fn post(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
+            Box::pin((self.0)(request))
+        }
+    }
+    Arc::new(FnTransport(f))
+}
+
+/// The default transport: one pooled `reqwest` client with a connect timeout. There is no
+/// per-request total timeout here — the run deadline bounds the whole request instead, and
+/// dropping the future aborts it.
+pub struct ReqwestTransport {
+    client: reqwest::Client,
+}
+
+impl ReqwestTransport {
+    /// A transport whose connections must be established within `connect_timeout`.
+    pub fn new(connect_timeout: Duration) -> Self {
+        let client = reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            .build()
+            .unwrap_or_default();
+        Self { client }
+    }
+}
+
+impl Default for ReqwestTransport {
+    fn default() -> Self {
+        Self::new(Duration::from_secs(10))
+    }
+}
+
+impl HttpTransport for ReqwestTransport {
+    fn post(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
+        Box::pin(async move {
+            let mut builder = self.client.post(&request.url).body(request.body);
+            for (k, v) in &request.headers {
+                builder = builder.header(k, v);
+            }
+            // reqwest's error Display names the URL, never header values.
+            let resp = builder
+                .send()
+                .await
+                .map_err(|e| TransportError::network(format!("request failed: {e}")))?;
+            let status = resp.status().as_u16();
+            let headers = resp
+                .headers()
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+                .collect();
+            let body = resp
+                .bytes_stream()
+                .map(|r| r.map_err(|e| TransportError::network(format!("reading the response failed: {e}"))))
+                .boxed();
+            Ok(HttpResponse {
+                status,
+                headers,
+                body,
+            })
+        })
+    }
+}

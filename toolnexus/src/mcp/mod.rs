@@ -1,0 +1,116 @@
+//! MCP in both directions: servers as tool sources (SPEC §2) and a toolkit served as an MCP
+//! server (SPEC §7C).
+//!
+//! The MCP SDK underneath (`rmcp`) stays out of this API: configuration, status and errors
+//! are our own types, so an SDK upgrade never breaks a user.
+//!
+//! - [`config`]: the `mcp.json` format ([`McpConfig`], [`ServerConfig`]).
+//! - `load` / [`McpSource`] / `list_mcp_tools` (feature `mcp`): connect, list, call.
+//! - `serve` (feature `serve`): expose a [`Toolkit`](crate::Toolkit) at `POST /mcp`.
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+#[cfg(feature = "mcp")]
+mod client;
+pub mod config;
+#[cfg(feature = "mcp")]
+mod schema;
+#[cfg(feature = "serve")]
+pub mod serve;
+
+#[cfg(feature = "mcp")]
+pub use client::{LoadOptions, McpInventory, McpSource, ToolInfo, list_mcp_tools, load};
+pub use config::{DEFAULT_TIMEOUT, McpConfig, Secrets, ServerConfig, Transport, expand_env};
+
+/// The state of one configured server after a load (SPEC §2 "Status").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum McpStatus {
+    /// Connected, and its tools are in the toolkit.
+    Connected,
+    /// Skipped: `disabled: true` or `enabled: false`.
+    Disabled,
+    /// Could not be used; the toolkit was built without it.
+    Failed {
+        /// Why, for logs (never contains header values).
+        reason: String,
+    },
+}
+
+impl McpStatus {
+    /// The wire label: `connected`, `disabled` or `failed`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            McpStatus::Connected => "connected",
+            McpStatus::Disabled => "disabled",
+            McpStatus::Failed { .. } => "failed",
+        }
+    }
+
+    /// The failure reason, when failed.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            McpStatus::Failed { reason } => Some(reason),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for McpStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Serializes as the bare label, like the other ports' status maps.
+impl Serialize for McpStatus {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Why an MCP configuration could not be used, or a load or serve could not run.
+/// Per-server connection failures are not errors: they are [`McpStatus::Failed`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The config file could not be read.
+    #[error("cannot read MCP config {file}: {message}")]
+    Read {
+        /// The file path.
+        file: String,
+        /// The OS error.
+        message: String,
+    },
+    /// The document is not JSON, or not shaped like an MCP config.
+    #[error("malformed MCP config {file}: {message}")]
+    Json {
+        /// The file path, or `<inline>`.
+        file: String,
+        /// What is wrong (with line and column for a syntax error).
+        message: String,
+    },
+    /// One server entry is malformed.
+    #[error("MCP config {file}: server \"{server}\": {message}")]
+    Server {
+        /// The file path, or `<inline>`.
+        file: String,
+        /// The server's key.
+        server: String,
+        /// What is wrong with the entry.
+        message: String,
+    },
+    /// The caller's cancellation token fired during a load; everything connected so far
+    /// was shut down.
+    #[error("MCP load cancelled")]
+    Cancelled,
+    /// The serve address could not be bound.
+    #[error("cannot serve MCP on {addr}: {message}")]
+    Bind {
+        /// The requested address.
+        addr: String,
+        /// The OS error.
+        message: String,
+    },
+}

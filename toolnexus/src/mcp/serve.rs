@@ -1,0 +1,296 @@
+//! A toolkit served as an MCP server (SPEC §7C): streamable HTTP at `POST /mcp`, stateless,
+//! `tools/list` + `tools/call` straight onto [`Tool::execute`](crate::Tool::execute).
+//!
+//! ```
+//! use toolnexus::mcp::serve::{ServeOptions, serve};
+//! use toolnexus::{Tool, ToolResult, Toolkit};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let tk = Toolkit::new([Tool::new("ping", |_, _| async { ToolResult::success("pong") })]);
+//! let handle = serve(&tk, "127.0.0.1:0", ServeOptions::default()).await.unwrap();
+//! assert!(handle.url().starts_with("http://127.0.0.1:") && handle.url().ends_with("/mcp"));
+//! handle.stop().await;
+//! # });
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::McpError;
+use crate::content::{ContentPart, MediaSource};
+use crate::context::ToolContext;
+use crate::result::ToolResult;
+use crate::tool::{Tool, ToolSource};
+use crate::toolkit::Toolkit;
+
+/// Default `serverInfo.name`.
+pub const DEFAULT_NAME: &str = "toolnexus";
+/// Default `serverInfo.version`.
+pub const DEFAULT_VERSION: &str = "0.1.0";
+/// How long [`ServeHandle::stop`] waits for in-flight calls before dropping them.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// One inbound `tools/call`, reported to [`ServeOptions::on_call`] after it finished.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallEvent {
+    /// The tool name as called.
+    pub name: String,
+    /// The tool's provenance.
+    pub source: ToolSource,
+    /// Wall time of the execution in milliseconds.
+    pub ms: f64,
+    /// Whether the result was a failure.
+    pub is_error: bool,
+}
+
+/// The per-call callback; a panic inside it is contained.
+pub type OnCall = Arc<dyn Fn(&CallEvent) + Send + Sync>;
+
+/// The MCP serve profile (SPEC §7C `MCPServeConfig`) plus the `on_call` hook.
+#[derive(Clone, Default)]
+pub struct ServeOptions {
+    /// `serverInfo.name`; `"toolnexus"` when `None`.
+    pub name: Option<String>,
+    /// `serverInfo.version`; `"0.1.0"` when `None`.
+    pub version: Option<String>,
+    /// Expose only these tool names (unknown names are ignored); `None` ⇒ every tool.
+    pub tools: Option<Vec<String>>,
+    /// Called once per `tools/call` with its outcome.
+    pub on_call: Option<OnCall>,
+}
+
+impl fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("tools", &self.tools)
+            .field("on_call", &self.on_call.is_some())
+            .finish()
+    }
+}
+
+/// A running server: its `/mcp` URL and a way to stop it.
+#[derive(Debug)]
+pub struct ServeHandle {
+    url: String,
+    addr: SocketAddr,
+    cancel: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ServeHandle {
+    /// `http://HOST:PORT/mcp`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The bound address (useful with port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stop accepting, give in-flight calls a moment, then drop them.
+    pub async fn stop(self) {
+        self.cancel.cancel();
+        let abort = self.task.abort_handle();
+        if tokio::time::timeout(STOP_GRACE, self.task).await.is_err() {
+            abort.abort();
+        }
+    }
+
+    /// Run until the server stops (e.g. for a CLI in the foreground).
+    pub async fn wait(self) {
+        let _ = self.task.await;
+    }
+}
+
+/// Bind `addr` and serve `toolkit` at `POST /mcp` (stateless streamable HTTP, JSON replies).
+/// The toolkit is snapshotted: tools added later are not served.
+pub async fn serve(toolkit: &Toolkit, addr: &str, options: ServeOptions) -> Result<ServeHandle, McpError> {
+    let bind_error = |e: std::io::Error| McpError::Bind {
+        addr: addr.to_owned(),
+        message: e.to_string(),
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(bind_error)?;
+    let local = listener.local_addr().map_err(bind_error)?;
+    let cancel = CancellationToken::new();
+    let app = router(toolkit, options, cancel.clone(), local.ip().is_loopback());
+    let shutdown = cancel.clone();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { shutdown.cancelled().await })
+            .await;
+    });
+    Ok(ServeHandle {
+        url: format!("http://{local}/mcp"),
+        addr: local,
+        cancel,
+        task,
+    })
+}
+
+/// The `/mcp` route alone, to mount beside other routes (e.g. A2A's). With `loopback_only`,
+/// requests whose `Host` is not a loopback name are refused (DNS-rebinding protection).
+pub fn router(
+    toolkit: &Toolkit,
+    options: ServeOptions,
+    cancel: CancellationToken,
+    loopback_only: bool,
+) -> axum::Router {
+    let gateway = Gateway::new(toolkit, options);
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_cancellation_token(cancel);
+    if !loopback_only {
+        config = config.disable_allowed_hosts();
+    }
+    let service: StreamableHttpService<Gateway, LocalSessionManager> =
+        StreamableHttpService::new(move || Ok(gateway.clone()), Default::default(), config);
+    axum::Router::new().nest_service("/mcp", service)
+}
+
+#[derive(Clone)]
+struct Gateway(Arc<GatewayInner>);
+
+struct GatewayInner {
+    info: ServerConfig,
+    listed: Vec<rmcp::model::Tool>,
+    by_name: HashMap<String, Tool>,
+    on_call: Option<OnCall>,
+}
+
+impl Gateway {
+    fn new(toolkit: &Toolkit, options: ServeOptions) -> Self {
+        let exposed: Vec<Tool> = toolkit
+            .tools()
+            .filter(|t| {
+                options
+                    .tools
+                    .as_ref()
+                    .is_none_or(|names| names.iter().any(|n| n == t.name()))
+            })
+            .cloned()
+            .collect();
+        let listed = exposed
+            .iter()
+            .filter_map(|t| {
+                let schema = match t.input_schema() {
+                    Value::Object(_) => t.input_schema().clone(),
+                    _ => json!({"type": "object"}),
+                };
+                serde_json::from_value(
+                    json!({"name": t.name(), "description": t.description(), "inputSchema": schema}),
+                )
+                .ok()
+            })
+            .collect();
+        let server = Implementation::new(
+            options.name.unwrap_or_else(|| DEFAULT_NAME.into()),
+            options.version.unwrap_or_else(|| DEFAULT_VERSION.into()),
+        );
+        Self(Arc::new(GatewayInner {
+            info: ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+                .with_server_info(server),
+            listed,
+            by_name: exposed.into_iter().map(|t| (t.name().to_owned(), t)).collect(),
+            on_call: options.on_call,
+        }))
+    }
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        self.0.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.0.listed.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(tool) = self.0.by_name.get(request.name.as_ref()) else {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {}", request.name),
+                None,
+            ));
+        };
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let started = Instant::now();
+        // `execute` contains panics and honours the request's cancellation.
+        let result = tool
+            .execute(args, ToolContext::default().with_cancel(context.ct.clone()))
+            .await;
+        if let Some(on_call) = &self.0.on_call {
+            let event = CallEvent {
+                name: tool.name().to_owned(),
+                source: tool.source(),
+                ms: started.elapsed().as_secs_f64() * 1000.0,
+                is_error: result.is_error,
+            };
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_call(&event)));
+        }
+        Ok(to_call_result(&result).into())
+    }
+}
+
+/// `output` as one text part, then the non-text parts; `isError` propagates.
+fn to_call_result(result: &ToolResult) -> CallToolResult {
+    let mut content = vec![ContentBlock::text(result.output.clone())];
+    content.extend(result.parts.iter().filter_map(part_block));
+    if result.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+fn part_block(part: &ContentPart) -> Option<ContentBlock> {
+    let wire = match part {
+        ContentPart::Text { text } => json!({"type": "text", "text": text}),
+        ContentPart::Image(m) | ContentPart::Audio(m) => match &m.source {
+            MediaSource::Data(data) => {
+                json!({"type": part.kind_str(), "data": data, "mimeType": m.mime_type})
+            }
+            MediaSource::Url(url) => {
+                json!({"type": "resource_link", "uri": url, "name": m.name.as_deref().unwrap_or(url), "mimeType": m.mime_type})
+            }
+        },
+        ContentPart::File(m) => {
+            let name = m.name.clone().unwrap_or_else(|| "part".into());
+            match &m.source {
+                MediaSource::Data(blob) => {
+                    json!({"type": "resource", "resource": {"uri": format!("file:///{name}"), "mimeType": m.mime_type, "blob": blob}})
+                }
+                MediaSource::Url(url) => {
+                    json!({"type": "resource_link", "uri": url, "name": name, "mimeType": m.mime_type})
+                }
+            }
+        }
+    };
+    serde_json::from_value(wire).ok()
+}
