@@ -143,7 +143,6 @@ use std::borrow::Cow;
 use std::fmt::Display;
 use std::future::Future;
 
-use serde::Deserialize as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
