@@ -50,7 +50,13 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { mode: "native".into(), mock: None, mcp_cmd: None, runs: 100, warmup: 10 };
+    let mut args = Args {
+        mode: "native".into(),
+        mock: None,
+        mcp_cmd: None,
+        runs: 100,
+        warmup: 10,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
@@ -84,7 +90,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
     match rt.block_on(bench(args)) {
         Ok(line) => {
             println!("{line}");
@@ -116,13 +125,18 @@ async fn bench(args: Args) -> Result<String, Box<dyn std::error::Error>> {
     };
     let command: Vec<String> = match &args.mcp_cmd {
         Some(cmd) => cmd.split_whitespace().map(str::to_owned).collect(),
-        None => vec![std::env::current_exe()?.display().to_string(), SERVE_MCP.to_owned()],
+        None => vec![
+            std::env::current_exe()?.display().to_string(),
+            SERVE_MCP.to_owned(),
+        ],
     };
 
     let t0 = Instant::now();
     let mut options = ToolkitOptions::default();
     options = match args.mode.as_str() {
-        "native" => options.extra_tools(toolkit![get_weather, add].tools().cloned()).builtins(false),
+        "native" => options
+            .extra_tools(toolkit![get_weather, add].tools().cloned())
+            .builtins(false),
         mode => {
             let mcp = json!({"mcpServers": {"bench": {"command": command, "timeout": 30000}}});
             let options = options.config(mcp);

@@ -85,7 +85,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut builder = Client::builder();
     match &real {
         Some(url) => {
-            let model = std::env::var("TOOLNEXUS_MODEL").map_err(|_| "TOOLNEXUS_BASE_URL is set: set TOOLNEXUS_MODEL too")?;
+            let model = std::env::var("TOOLNEXUS_MODEL")
+                .map_err(|_| "TOOLNEXUS_BASE_URL is set: set TOOLNEXUS_MODEL too")?;
             let style = std::env::var("TOOLNEXUS_STYLE").unwrap_or_else(|_| "openai".into());
             builder = builder.base_url(url).style(style).model(model);
         }
@@ -123,9 +124,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     let greet = root.join("examples/skills/hello-world/scripts/greet.sh");
     let prompt = match real {
-        Some(_) => "Load the hello-world skill and follow it to greet 'Rustacean'. Then tell me the weather in \
+        Some(_) => {
+            "Load the hello-world skill and follow it to greet 'Rustacean'. Then tell me the weather in \
                     Chennai, add 2 and 3 with the weather server's add tool, and convert 100 EUR to INR."
-            .to_owned(),
+                .to_owned()
+        }
         // The scripted model calls the tools the prompt names, step by step ("then").
         None => format!(
             r#"Load the skill {{"name":"hello-world"}} then run bash {{"command":"bash {} Rustacean"}} and get_weather {{"city":"Chennai"}} then weather_add {{"a":2,"b":3}} and convert {{"amount":100,"from":"EUR","to":"INR"}}"#,
@@ -135,29 +138,37 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("\nuser: {prompt}\n");
 
     let mut events = std::pin::pin!(client.stream(prompt.as_str(), RunOptions::new(&tk)));
+    // A turn starts with the first call of a batch, or with the first answer text.
     let mut turn = 0;
-    let mut in_tools = false;
+    let mut last_was_call = false;
+    let mut answering = false;
     let mut result = None;
     while let Some(event) = events.next().await {
-        match event? {
+        let event = event?;
+        let is_call = matches!(event, StreamEvent::ToolCall { .. });
+        match event {
             StreamEvent::ToolCall { name, args, .. } => {
-                if !in_tools {
+                if !last_was_call {
                     turn += 1;
                     println!("turn {turn}: the model calls tools");
-                    in_tools = true;
                 }
                 println!("  -> {name} {args}");
             }
-            StreamEvent::ToolResult { name, output, is_error, .. } => {
+            StreamEvent::ToolResult {
+                name,
+                output,
+                is_error,
+                ..
+            } => {
                 let first = output.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
                 let mark = if is_error { "error" } else { "ok" };
                 println!("  <- {name} [{mark}] {first}");
             }
             StreamEvent::Text { delta } => {
-                if in_tools || turn == 0 {
+                if !answering {
                     turn += 1;
                     println!("turn {turn}: the model answers");
-                    in_tools = false;
+                    answering = true;
                 }
                 print!("{delta}");
             }
@@ -165,6 +176,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             StreamEvent::Usage { .. } => {}
             StreamEvent::Done { result: r } => result = Some(*r),
         }
+        last_was_call = is_call;
     }
     let result = result.ok_or("the stream ended without a result")?;
     println!(

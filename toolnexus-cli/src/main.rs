@@ -51,7 +51,9 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            eprintln!("toolnexus: missing command (tools | call | prompt | run | serve); see `toolnexus --help`");
+            eprintln!(
+                "toolnexus: missing command (tools | call | prompt | run | serve); see `toolnexus --help`"
+            );
             return ExitCode::from(2);
         }
         Err(e) => {

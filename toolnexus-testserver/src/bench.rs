@@ -34,7 +34,8 @@ impl ServerHandler for BenchServer {
             {"name": "echo", "description": "Echo the given text back.",
              "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
         ]);
-        let tools = serde_json::from_value(tools).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let tools =
+            serde_json::from_value(tools).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -53,7 +54,11 @@ impl ServerHandler for BenchServer {
                 let n = |k: &str| args.get(k).and_then(Value::as_i64).unwrap_or(0);
                 (n("a") + n("b")).to_string()
             }
-            "echo" => args.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            "echo" => args
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
             name => return Err(ErrorData::invalid_params(format!("unknown tool: {name}"), None)),
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
