@@ -45,7 +45,12 @@ impl Raw {
             .expect("spawn");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        Self { child, stdin, stdout, id: 0 }
+        Self {
+            child,
+            stdin,
+            stdout,
+            id: 0,
+        }
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
@@ -62,7 +67,11 @@ impl Raw {
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}),
         );
-        writeln!(self.stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+        writeln!(
+            self.stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .unwrap();
         let mut cursor: Option<String> = None;
         loop {
             let params = cursor.as_ref().map_or(json!({}), |c| json!({"cursor": c}));
@@ -104,7 +113,9 @@ async fn bench_calls(tk: &Toolkit, name: &str) -> Vec<Duration> {
     let mut times = Vec::with_capacity(CALLS);
     for i in 0..CALLS {
         let t = Instant::now();
-        let r = tk.execute(name, json!({"text": i.to_string()}), ToolContext::default()).await;
+        let r = tk
+            .execute(name, json!({"text": i.to_string()}), ToolContext::default())
+            .await;
         times.push(t.elapsed());
         assert!(!r.is_error, "{r:?}");
     }
@@ -117,7 +128,10 @@ fn raw_calls() -> Duration {
     let mut times = Vec::with_capacity(CALLS);
     for i in 0..CALLS {
         let t = Instant::now();
-        let reply = r.request("tools/call", json!({"name": "echo", "arguments": {"text": i.to_string()}}));
+        let reply = r.request(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": i.to_string()}}),
+        );
         times.push(t.elapsed());
         assert!(reply["result"].is_object());
     }
@@ -142,7 +156,9 @@ async fn main() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(http.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(http.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let url = line.trim().trim_start_matches("listening ").to_owned();
     let cfg = McpConfig::from_value(&json!({"mcpServers": {"h": {"url": url}}})).unwrap();
     let source = load(&cfg, LoadOptions::default()).await.unwrap();

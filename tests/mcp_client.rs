@@ -510,7 +510,10 @@ async fn elicitation_is_bridged_through_wait_for() {
 
     // Without a wait_for the capability is not advertised, so the server never elicits.
     let tk = toolkit_of(stdio_server("n", &[], json!({}))).await;
-    assert_eq!(call(&tk, "n_ask", json!({})).await.output, "elicitation not advertised");
+    assert_eq!(
+        call(&tk, "n_ask", json!({})).await.output,
+        "elicitation not advertised"
+    );
     tk.close().await;
 }
 
