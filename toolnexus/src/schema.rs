@@ -173,16 +173,13 @@ fn string_choices(members: &[Value]) -> Option<Vec<Value>> {
     for member in members {
         let m = member.as_object()?;
         if m.get("type").and_then(Value::as_str) != Some("string")
-            || m.keys()
-                .any(|k| !matches!(k.as_str(), "type" | "const" | "enum" | "description" | "title"))
+            || m.keys().any(|k| !matches!(k.as_str(), "type" | "const" | "enum" | "description" | "title"))
         {
             return None;
         }
         match (m.get("const"), m.get("enum")) {
             (Some(c @ Value::String(_)), None) => values.push(c.clone()),
-            (None, Some(Value::Array(list))) if list.iter().all(Value::is_string) => {
-                values.extend(list.iter().cloned())
-            }
+            (None, Some(Value::Array(list))) if list.iter().all(Value::is_string) => values.extend(list.iter().cloned()),
             _ => return None,
         }
     }
@@ -200,10 +197,7 @@ fn fold_string_enum(schema: &mut Map<String, Value>) {
         .into_iter()
         .flat_map(|(k, v)| {
             if k == key {
-                vec![
-                    ("type".to_owned(), json!("string")),
-                    ("enum".to_owned(), Value::Array(values.clone())),
-                ]
+                vec![("type".to_owned(), json!("string")), ("enum".to_owned(), Value::Array(values.clone()))]
             } else {
                 vec![(k, v)]
             }
@@ -214,10 +208,7 @@ fn fold_string_enum(schema: &mut Map<String, Value>) {
 fn tidy(schema: &mut Map<String, Value>) {
     strip_null(schema);
     fold_string_enum(schema);
-    if matches!(
-        schema.get("type").and_then(Value::as_str),
-        Some("integer" | "number")
-    ) {
+    if matches!(schema.get("type").and_then(Value::as_str), Some("integer" | "number")) {
         schema.remove("format");
     }
     for_each_subschema(schema, tidy);
