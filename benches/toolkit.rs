@@ -12,20 +12,27 @@ fn add(a: i64, b: i64) -> i64 {
 }
 
 fn execute(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let tk = toolkit![add];
     let args = json!({"a": 1, "b": 2});
     c.bench_function("toolkit_execute_native_add", |b| {
-        b.to_async(&rt).iter(|| tk.execute("add", args.clone(), ToolContext::default()));
+        b.to_async(&rt)
+            .iter(|| tk.execute("add", args.clone(), ToolContext::default()));
     });
     // The same call with a hand-written tool and no argument parsing: the floor the
     // toolkit's guards cost on their own.
     let raw = Toolkit::new([Tool::new("add", |_, _| async { ToolResult::success(3) })]);
     c.bench_function("toolkit_execute_raw_tool", |b| {
-        b.to_async(&rt).iter(|| raw.execute("add", args.clone(), ToolContext::default()));
+        b.to_async(&rt)
+            .iter(|| raw.execute("add", args.clone(), ToolContext::default()));
     });
     // What every call above pays before the toolkit runs: the caller's arguments and context.
-    c.bench_function("args_clone_and_context_only", |b| b.iter(|| (args.clone(), ToolContext::default())));
+    c.bench_function("args_clone_and_context_only", |b| {
+        b.iter(|| (args.clone(), ToolContext::default()))
+    });
 }
 
 fn to_openai(c: &mut Criterion) {

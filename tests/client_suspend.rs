@@ -439,3 +439,44 @@ async fn stream_with_wait_for_emits_pending_then_the_resolved_result() {
         (RunStatus::Done, "Chennai it is.")
     );
 }
+
+#[tokio::test]
+async fn relay_with_wait_for_asks_once_per_turn_for_all_calls() {
+    let script = vec![
+        client_mock::openai_calls(&[("c1", "lookup", r#"{"q":"a"}"#), ("c2", "lookup", r#"{"q":"b"}"#)]),
+        client_mock::openai_text("done"),
+    ];
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let a2 = asked.clone();
+    let client = builder(scripted(script))
+        .wait_for_fn(move |r: Request| {
+            let ids: Vec<String> = r.data.as_ref().unwrap()["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["id"].as_str().unwrap().to_owned())
+                .collect();
+            a2.lock().unwrap().push(ids.clone());
+            async move {
+                let results: Vec<RelayResult> = ids
+                    .iter()
+                    .map(|id| RelayResult {
+                        id: id.clone(),
+                        output: format!("result {id}"),
+                        is_error: false,
+                    })
+                    .collect();
+                relay_answer(r.id, &results)
+            }
+        })
+        .build()
+        .unwrap();
+    let tk = Toolkit::new([relay_tool("lookup", "Look up", json!({"type":"object"}))]);
+    let r = client.run("find", &tk).await.unwrap();
+    assert_eq!(r.status, RunStatus::Done);
+    assert_eq!(*asked.lock().unwrap(), [vec!["c1".to_owned(), "c2".to_owned()]]);
+    assert_eq!(
+        r.tool_calls.iter().map(|c| c.output.as_str()).collect::<Vec<_>>(),
+        ["result c1", "result c2"]
+    );
+}

@@ -79,7 +79,10 @@ fn schema_of_an_args_struct_is_inlined_and_tidy() {
     let tool = search::tool();
     assert_eq!(tool.name(), "search");
     assert_eq!(<search as ToolDef>::NAME, "search");
-    assert_eq!(tool.description(), "Search the catalog.\n\nReturns one line per product.");
+    assert_eq!(
+        tool.description(),
+        "Search the catalog.\n\nReturns one line per product."
+    );
     assert_eq!(tool.source(), ToolSource::Native);
     assert_eq!(tool.input_schema().to_string(), SEARCH_SCHEMA);
 }
@@ -115,7 +118,10 @@ fn provider_renderings_of_nested_optional_and_enum_fields() {
 #[tokio::test]
 async fn args_struct_is_deserialized() {
     let r = search::tool()
-        .execute(json!({"query": "lamp", "price": {"min": 5}, "order": "newest"}), ToolContext::default())
+        .execute(
+            json!({"query": "lamp", "price": {"min": 5}, "order": "newest"}),
+            ToolContext::default(),
+        )
         .await;
     assert_eq!(
         r.to_json(),
@@ -132,7 +138,9 @@ async fn bad_arguments_name_the_field_and_the_expected_type() {
         r#"{"output":"invalid arguments for tool \"search\": missing field `query`","isError":true}"#
     );
     assert_eq!(
-        call(json!({"query": "x", "price": {"min": "cheap"}})).await.output,
+        call(json!({"query": "x", "price": {"min": "cheap"}}))
+            .await
+            .output,
         "invalid arguments for tool \"search\": invalid type: string \"cheap\", expected u32 at field `price.min`"
     );
     assert_eq!(
@@ -164,10 +172,17 @@ async fn a_bad_argument_never_calls_the_function() {
     let before = ADD_CALLS.load(Ordering::SeqCst);
     let r = tk.execute("add", json!({"a": 1}), ToolContext::default()).await;
     assert_eq!(r.output, "invalid arguments for tool \"add\": missing field `b`");
-    let r = tk.execute("add", json!({"a": "x", "b": 2}), ToolContext::default()).await;
-    assert_eq!(r.output, "invalid arguments for tool \"add\": invalid type: string \"x\", expected i64 at field `a`");
+    let r = tk
+        .execute("add", json!({"a": "x", "b": 2}), ToolContext::default())
+        .await;
+    assert_eq!(
+        r.output,
+        "invalid arguments for tool \"add\": invalid type: string \"x\", expected i64 at field `a`"
+    );
     assert_eq!(ADD_CALLS.load(Ordering::SeqCst), before);
-    let r = tk.execute("add", json!({"a": 2, "b": 40}), ToolContext::default()).await;
+    let r = tk
+        .execute("add", json!({"a": 2, "b": 40}), ToolContext::default())
+        .await;
     assert_eq!(r.to_json(), r#"{"output":"42","isError":false}"#);
     assert_eq!(ADD_CALLS.load(Ordering::SeqCst), before + 1);
 }
@@ -212,7 +227,9 @@ async fn plain_parameters_defaults_and_results() {
         r#"{"output":"refunded A1 None (unspecified) notify=false","isError":false}"#
     );
     assert_eq!(
-        call(json!({"order": "A1", "amount": 250, "reason": "late", "notify": true})).await.output,
+        call(json!({"order": "A1", "amount": 250, "reason": "late", "notify": true}))
+            .await
+            .output,
         "refunded A1 Some(250) (late) notify=true"
     );
     assert_eq!(
@@ -239,7 +256,10 @@ async fn async_tool_receives_the_context() {
     assert_eq!(<wait as ToolDef>::NAME, "wait-for");
     let ctx = ToolContext::default().with_call_id("call_7");
     let r = tk.execute("wait-for", json!({"millis": 1}), ctx).await;
-    assert_eq!(r.to_json(), r#"{"output":"waited","isError":false,"metadata":{"call":"call_7"}}"#);
+    assert_eq!(
+        r.to_json(),
+        r#"{"output":"waited","isError":false,"metadata":{"call":"call_7"}}"#
+    );
     // The schema leaves the context out.
     assert_eq!(
         tk.get("wait-for").unwrap().input_schema().to_string(),
@@ -266,12 +286,19 @@ async fn lookup(State(db): State<Arc<Db>>, index: usize) -> Option<String> {
 
 #[tokio::test]
 async fn state_is_shared_by_every_call() {
-    let db = Arc::new(Db { rows: vec!["alpha", "beta"], queries: AtomicUsize::new(0) });
+    let db = Arc::new(Db {
+        rows: vec!["alpha", "beta"],
+        queries: AtomicUsize::new(0),
+    });
     let mut tk: Toolkit = toolkit![add];
     tk.add_tools([lookup::with_state(db.clone())]);
-    let r = tk.execute("lookup", json!({"index": 1}), ToolContext::default()).await;
+    let r = tk
+        .execute("lookup", json!({"index": 1}), ToolContext::default())
+        .await;
     assert_eq!(r.to_json(), r#"{"output":"beta","isError":false}"#);
-    let r = tk.execute("lookup", json!({"index": 9}), ToolContext::default()).await;
+    let r = tk
+        .execute("lookup", json!({"index": 9}), ToolContext::default())
+        .await;
     assert_eq!(r.to_json(), r#"{"output":"","isError":false}"#);
     assert_eq!(db.queries.load(Ordering::SeqCst), 2);
     assert_eq!(lookup::NAME, "lookup");
@@ -291,8 +318,16 @@ fn ping() -> &'static str {
 async fn a_tool_without_parameters_accepts_no_or_null_arguments() {
     let tool = ping::tool();
     assert_eq!(tool.input_schema().to_string(), r#"{"type":"object"}"#);
-    assert_eq!(tool.execute(json!({}), ToolContext::default()).await.output, "pong");
-    assert_eq!(tool.execute(serde_json::Value::Null, ToolContext::default()).await.output, "pong");
+    assert_eq!(
+        tool.execute(json!({}), ToolContext::default()).await.output,
+        "pong"
+    );
+    assert_eq!(
+        tool.execute(serde_json::Value::Null, ToolContext::default())
+            .await
+            .output,
+        "pong"
+    );
     assert_eq!(
         toolnexus::adapter::to_gemini(&[tool])[0]["functionDeclarations"][0]["parameters"].to_string(),
         r#"{"type":"object"}"#
@@ -306,5 +341,8 @@ fn toolkit_sorts_and_renders_like_any_toolkit() {
     let empty: Toolkit = toolkit![];
     assert!(empty.is_empty());
     // tool() is built once: the same schema allocation is shared by every clone.
-    assert!(std::ptr::eq(add::tool().input_schema(), add::tool().input_schema()));
+    assert!(std::ptr::eq(
+        add::tool().input_schema(),
+        add::tool().input_schema()
+    ));
 }

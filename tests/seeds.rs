@@ -13,15 +13,26 @@ fn meta(v: Value) -> Map<String, Value> {
 
 #[test]
 fn seed_000_both_results_and_why_output_is_text() {
-    assert_eq!(ToolResult::success("hi").to_json(), r#"{"output":"hi","isError":false}"#);
-    assert_eq!(ToolResult::failure("no such row").to_json(), r#"{"output":"no such row","isError":true}"#);
+    assert_eq!(
+        ToolResult::success("hi").to_json(),
+        r#"{"output":"hi","isError":false}"#
+    );
+    assert_eq!(
+        ToolResult::failure("no such row").to_json(),
+        r#"{"output":"no such row","isError":true}"#
+    );
     assert_eq!(ToolResult::success(42).output, "42");
     let with = ToolResult::success("x").with_metadata(meta(json!({"name": "s"})));
     assert_eq!(with.metadata, Some(meta(json!({"name": "s"}))));
     assert_eq!(ToolResult::success("x").metadata, None);
-    assert_eq!(ToolResult::success("x").to_json(), r#"{"output":"x","isError":false}"#);
     assert_eq!(
-        ToolResult::failure("x").with_metadata(meta(json!({"k": 1}))).to_json(),
+        ToolResult::success("x").to_json(),
+        r#"{"output":"x","isError":false}"#
+    );
+    assert_eq!(
+        ToolResult::failure("x")
+            .with_metadata(meta(json!({"k": 1})))
+            .to_json(),
         r#"{"output":"x","isError":true,"metadata":{"k":1}}"#
     );
 }
@@ -37,8 +48,13 @@ async fn seed_000_a_failure_is_a_value_the_loop_keeps_going_with() {
     .with_description("Look a customer up by id");
     let tk = Toolkit::new([lookup]);
     let r = tk.execute("lookup", json!({}), ToolContext::default()).await;
-    assert_eq!(r.to_json(), r#"{"output":"missing required argument: id","isError":true}"#);
-    let r = tk.execute("lookup", json!({"id": "42"}), ToolContext::default()).await;
+    assert_eq!(
+        r.to_json(),
+        r#"{"output":"missing required argument: id","isError":true}"#
+    );
+    let r = tk
+        .execute("lookup", json!({"id": "42"}), ToolContext::default())
+        .await;
     assert_eq!(r.to_json(), r#"{"output":"customer 42","isError":false}"#);
 }
 
@@ -80,7 +96,10 @@ async fn seed_000_non_text_output_goes_in_parts() {
     assert_eq!(wire["parts"][0]["mimeType"], "image/png");
 
     // An empty parts list changes nothing.
-    assert_eq!(ToolResult::success("hi").with_parts([]).to_json(), r#"{"output":"hi","isError":false}"#);
+    assert_eq!(
+        ToolResult::success("hi").with_parts([]).to_json(),
+        r#"{"output":"hi","isError":false}"#
+    );
     // A failure carries parts too.
     let bad = ToolResult::failure("render timed out").with_parts([ContentPart::text("partial")]);
     assert!(bad.is_error);
@@ -96,9 +115,12 @@ fn search_and_refund() -> (Tool, Tool) {
         json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
         |args: Value, _| async move { format!("results for {}", args["q"].as_str().unwrap_or_default()) },
     );
-    let refund = native_tool("refund", "Refund an order", json!({"type": "object"}), |args: Value, _| async move {
-        format!("refunded {}", args["order"].as_str().unwrap_or_default())
-    });
+    let refund = native_tool(
+        "refund",
+        "Refund an order",
+        json!({"type": "object"}),
+        |args: Value, _| async move { format!("refunded {}", args["order"].as_str().unwrap_or_default()) },
+    );
     (search, refund)
 }
 
@@ -122,7 +144,10 @@ fn seed_001_a_hand_picked_subset_in_a_hand_picked_order() {
     assert_eq!(names, [json!("refund"), json!("search")]);
     assert_eq!(adapter::to_openai(&[]), Vec::<Value>::new());
     assert_eq!(adapter::to_anthropic(&[]), Vec::<Value>::new());
-    assert_eq!(serde_json::to_string(&adapter::to_gemini(&[])).unwrap(), r#"[{"functionDeclarations":[]}]"#);
+    assert_eq!(
+        serde_json::to_string(&adapter::to_gemini(&[])).unwrap(),
+        r#"[{"functionDeclarations":[]}]"#
+    );
 }
 
 #[test]
@@ -141,9 +166,18 @@ async fn seed_001_closing_the_loop_from_a_model_reply() {
     // What comes back per tool call: a name and a JSON string of arguments.
     let call = json!({"id": "call_1", "function": {"name": "search", "arguments": "{\"q\":\"lamp\"}"}});
     let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
-    let res = tk.execute(call["function"]["name"].as_str().unwrap(), args, ToolContext::default()).await;
+    let res = tk
+        .execute(
+            call["function"]["name"].as_str().unwrap(),
+            args,
+            ToolContext::default(),
+        )
+        .await;
     let message = json!({"role": "tool", "tool_call_id": call["id"], "content": res.output});
-    assert_eq!(message.to_string(), r#"{"role":"tool","tool_call_id":"call_1","content":"results for lamp"}"#);
+    assert_eq!(
+        message.to_string(),
+        r#"{"role":"tool","tool_call_id":"call_1","content":"results for lamp"}"#
+    );
 }
 
 // ── 004 tool ────────────────────────────────────────────────────────────────────────────
@@ -158,33 +192,47 @@ async fn seed_004_a_tool_written_by_hand() {
     .with_source(ToolSource::Native);
     assert_eq!(greet.source().as_str(), "native");
     let tk = Toolkit::new([greet]);
-    let r = tk.execute("greet", json!({"name": "Muthu"}), ToolContext::default()).await;
+    let r = tk
+        .execute("greet", json!({"name": "Muthu"}), ToolContext::default())
+        .await;
     assert_eq!(r.to_json(), r#"{"output":"Hello, Muthu","isError":false}"#);
     assert_eq!(tk.tool_names(), ["greet"]);
 
     let defaults = Tool::new("get_weather", |_, _| async { ToolResult::success("") });
-    assert_eq!((defaults.description(), defaults.input_schema(), defaults.source()), ("", &json!({"type": "object"}), ToolSource::Custom));
+    assert_eq!(
+        (defaults.description(), defaults.input_schema(), defaults.source()),
+        ("", &json!({"type": "object"}), ToolSource::Custom)
+    );
 }
 
 #[tokio::test]
 async fn seed_004_later_wins() {
-    let builtin_read = Tool::new("read", |_, _| async { ToolResult::success("builtin") }).with_source(ToolSource::Builtin);
-    let mcp_read = Tool::new("read", |_, _| async { ToolResult::success("mcp") }).with_source(ToolSource::Mcp);
+    let builtin_read =
+        Tool::new("read", |_, _| async { ToolResult::success("builtin") }).with_source(ToolSource::Builtin);
+    let mcp_read =
+        Tool::new("read", |_, _| async { ToolResult::success("mcp") }).with_source(ToolSource::Mcp);
     let mut tk = Toolkit::new([builtin_read]);
     tk.add_tools([mcp_read]);
     assert_eq!(tk.len(), 1);
-    assert_eq!(tk.execute("read", json!({}), ToolContext::default()).await.output, "mcp");
+    assert_eq!(
+        tk.execute("read", json!({}), ToolContext::default()).await.output,
+        "mcp"
+    );
 }
 
 #[tokio::test]
 async fn seed_004_a_panicking_tool_is_still_a_well_behaved_tool() {
     let tk = Toolkit::new([Tool::new("boom", |_, _| async { panic!("kaboom") })]);
     assert_eq!(
-        tk.execute("boom", json!({}), ToolContext::default()).await.to_json(),
+        tk.execute("boom", json!({}), ToolContext::default())
+            .await
+            .to_json(),
         r#"{"output":"tool \"boom\" panicked: kaboom","isError":true}"#
     );
     assert_eq!(
-        tk.execute("nope", json!({}), ToolContext::default()).await.to_json(),
+        tk.execute("nope", json!({}), ToolContext::default())
+            .await
+            .to_json(),
         r#"{"output":"unknown tool: nope","isError":true}"#
     );
 }

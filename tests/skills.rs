@@ -118,6 +118,14 @@ fn corpus(tmp: &Path) -> std::path::PathBuf {
         "---\nname: \"q: x\"\ndescription: 'it''s'\n---\nQ.\n",
     );
     write(&root, "nofront/SKILL.md", "Just a body.\n");
+    // YAML edge cases the two parsers must read alike (PyYAML vs serde-saphyr).
+    for (dir, fm) in YAML_CASES {
+        write(
+            &root,
+            &format!("yaml/{dir}/SKILL.md"),
+            &format!("---\n{fm}---\nbody\n"),
+        );
+    }
     write(
         tmp,
         "outside/ext/SKILL.md",
@@ -128,6 +136,42 @@ fn corpus(tmp: &Path) -> std::path::PathBuf {
     std::os::unix::fs::symlink("..", root.join("big/sub/loop")).unwrap();
     root
 }
+
+const YAML_CASES: [(&str, &str); 27] = [
+    ("lit", "name: lit\ndescription: |\n  line one\n  line two\n"),
+    ("litkeep", "name: litkeep\ndescription: |+\n  keep\n\n"),
+    ("fold", "name: fold\ndescription: >-\n  a\n  b\n\n  c\n"),
+    ("multi", "name: multi\ndescription: plain\n  continued here\n"),
+    ("dq", "name: dq\ndescription: \"esc \\\"q\\\" \\t tab \\u00e9\"\n"),
+    ("sq", "name: sq\ndescription: 'a ''b'' c'\n"),
+    (
+        "comment",
+        "name: comment # trailing\ndescription: has # not comment\n",
+    ),
+    ("colon", "name: colon\ndescription: a: b\n"),
+    ("tab", "name: tab\ndescription:\tx\n"),
+    ("anchor", "name: anchor\nx: &a hello\ndescription: *a\n"),
+    ("list", "name: list\ndescription: [a, b]\n"),
+    ("map", "name: map\ndescription: {a: 1}\n"),
+    ("nulld", "name: nulld\ndescription: ~\n"),
+    ("emptyd", "name: emptyd\ndescription:\n"),
+    ("tagstr", "name: tagstr\ndescription: !!str 12\n"),
+    ("unicode", "name: unicode\ndescription: héllo ✓ 日本\n"),
+    (
+        "dupkey",
+        "name: dupkey\ndescription: first\ndescription: second\n",
+    ),
+    ("indent", "  name: indent\n  description: x\n"),
+    ("badindent", "name: badindent\n description: x\n"),
+    ("quotedname", "name: 'quoted name'\ndescription: q\n"),
+    ("numstr", "name: numstr\ndescription: '3.10'\n"),
+    ("tabs2", "name: tabs2\ndescription: \"a\tb\"\n"),
+    ("bom", "\u{feff}name: bom\ndescription: x\n"),
+    ("nl", "name: nl\ndescription: \"line\\nbreak\"\n"),
+    ("trailing", "name: trailing   \ndescription:    spaced   \n"),
+    ("directive", "%YAML 1.2\n---\nname: directive\ndescription: d\n"),
+    ("merge", "base: &b {k: v}\nname: merge\ndescription: m\n<<: *b\n"),
+];
 
 /// The Rust port's view, in the shape `skills_reference.py` prints.
 async fn view(root: &Path, sample_limit: i64) -> Value {

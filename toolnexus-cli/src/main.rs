@@ -22,6 +22,7 @@ enum Command {
     Tools(cmd::tools::Tools),
     Call(cmd::call::Call),
     Prompt(cmd::prompt::Prompt),
+    Run(cmd::run::Run),
     Serve(cmd::serve::Serve),
 }
 
@@ -50,7 +51,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            eprintln!("toolnexus: missing command (tools | call | prompt | serve); see `toolnexus --help`");
+            eprintln!("toolnexus: missing command (tools | call | prompt | run | serve); see `toolnexus --help`");
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -72,6 +73,7 @@ fn main() -> ExitCode {
             Command::Tools(c) => c.run().await,
             Command::Call(c) => c.run().await,
             Command::Prompt(c) => c.run().await,
+            Command::Run(c) => c.run().await,
             Command::Serve(c) => c.run().await,
         }
     });

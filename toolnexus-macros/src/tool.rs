@@ -40,7 +40,7 @@ enum Param {
     /// `Args<T>`: the whole argument object as one struct.
     Args(Type),
     /// `name: T`: one property of the generated argument struct.
-    Field(Field),
+    Field(Box<Field>),
 }
 
 struct Field {
@@ -258,7 +258,7 @@ fn take_params(func: &mut ItemFn, errors: &mut Errors) -> Vec<Param> {
                 field.attrs.push(attr);
             }
         }
-        params.push(Param::Field(field));
+        params.push(Param::Field(Box::new(field)));
     }
     params
 }

@@ -3,8 +3,10 @@
 //! schemas, a hang, a crash mid-call, elicitation, and process-tree probes.
 //!
 //! Usage: `toolnexus-testserver MODE [--page-size N] [--extra N] [--dup-cursor]` where MODE is
-//! `stdio`, `http ADDR` (prints `listening http://ADDR/mcp` on stdout), `hang-init` (reads
+//! `stdio`, `bench` (the cross-port benchmark's `get_weather`/`add`/`echo` over stdio), `http ADDR` (prints `listening http://ADDR/mcp` on stdout), `hang-init` (reads
 //! stdin, never answers) or `exit-init` (exits at once with status 3).
+
+pub mod bench;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -282,6 +284,11 @@ pub fn main() {
                     listener.local_addr().expect("an address")
                 );
                 serve_http(listener, TestServer::new(parse_args(&args[2.min(args.len())..]))).await;
+            }
+            "bench" => {
+                if let Ok(running) = bench::BenchServer.serve(rmcp::transport::stdio()).await {
+                    let _ = running.waiting().await;
+                }
             }
             "hang-init" => {
                 use tokio::io::AsyncReadExt;

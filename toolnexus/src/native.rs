@@ -32,7 +32,7 @@
 //! assert_eq!(tk.tool_names(), ["refund_order", "search"]);
 //! assert_eq!(
 //!     serde_json::to_string(&tk.get("search").unwrap().input_schema()).unwrap(),
-//!     r#"{"type":"object","properties":{"query":{"type":"string","description":"What to look for."},"limit":{"type":"integer","description":"At most this many results.","default":10,"minimum":0}},"required":["query"]}"#
+//!     r#"{"type":"object","properties":{"query":{"type":"string","description":"What to look for."},"limit":{"type":"integer","default":10,"minimum":0,"description":"At most this many results."}},"required":["query"]}"#
 //! );
 //! let r = tk.execute("search", json!({"query": "lamp"}), ToolContext::default()).await;
 //! assert_eq!(r.to_json(), r#"{"output":"10 results for lamp","isError":false}"#);
@@ -316,6 +316,9 @@ where
 ///     "invalid arguments for tool \"add\": invalid type: string \"x\", expected i64 at field `a`"
 /// );
 /// ```
+// The `Err` is the failure handed straight back to the model; boxing it would only add an
+// allocation on the error path.
+#[allow(clippy::result_large_err)]
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolResult> {
     let args = match args {
         Value::Null => Value::Object(serde_json::Map::new()),
@@ -327,6 +330,10 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
             )));
         }
     };
+    // Fast path without path tracking; only a failing call pays for the second, tracked pass.
+    if let Ok(parsed) = T::deserialize(&args) {
+        return Ok(parsed);
+    }
     serde_path_to_error::deserialize(args).map_err(|err| {
         let at = if err.path().iter().len() == 0 {
             String::new()

@@ -72,7 +72,7 @@ use crate::schemars::{JsonSchema, generate::SchemaSettings};
 /// }
 /// assert_eq!(
 ///     toolnexus::schema::schema_for::<Search>().to_string(),
-///     r#"{"type":"object","properties":{"query":{"description":"What to look for.","type":"string"},"limit":{"type":"integer","minimum":0}},"required":["query"]}"#
+///     r#"{"type":"object","properties":{"query":{"type":"string","description":"What to look for."},"limit":{"type":"integer","minimum":0}},"required":["query"]}"#
 /// );
 /// ```
 pub fn schema_for<T: JsonSchema>() -> Value {
@@ -132,34 +132,33 @@ fn is_null_schema(v: &Value) -> bool {
 /// the parent's own keys (a field description) first.
 fn strip_null(schema: &mut Map<String, Value>) -> bool {
     let mut had_null = false;
-    if let Some(Value::Array(types)) = schema.get_mut("type") {
-        if let Some(i) = types.iter().position(|t| t == "null") {
-            types.remove(i);
-            had_null = true;
-            if types.len() == 1 {
-                let only = types.remove(0);
-                schema.insert("type".into(), only);
-            }
+    if let Some(Value::Array(types)) = schema.get_mut("type")
+        && let Some(i) = types.iter().position(|t| t == "null")
+    {
+        types.remove(i);
+        had_null = true;
+        if types.len() == 1 {
+            let only = types.remove(0);
+            schema.insert("type".into(), only);
         }
     }
-    if let Some(Value::Array(values)) = schema.get_mut("enum") {
-        if let Some(i) = values.iter().position(Value::is_null) {
-            values.remove(i);
-            had_null = true;
-        }
+    if let Some(Value::Array(values)) = schema.get_mut("enum")
+        && let Some(i) = values.iter().position(Value::is_null)
+    {
+        values.remove(i);
+        had_null = true;
     }
-    if let Some(Value::Array(members)) = schema.get_mut("anyOf") {
-        if let Some(i) = members.iter().position(is_null_schema) {
-            members.remove(i);
-            had_null = true;
-            if members.len() == 1 {
-                if let Some(Value::Object(only)) =
-                    schema.remove("anyOf").and_then(|mut m| m.as_array_mut()?.pop())
-                {
-                    for (k, v) in only {
-                        schema.entry(k).or_insert(v);
-                    }
-                }
+    if let Some(Value::Array(members)) = schema.get_mut("anyOf")
+        && let Some(i) = members.iter().position(is_null_schema)
+    {
+        members.remove(i);
+        had_null = true;
+        if members.len() == 1
+            && let Some(Value::Object(only)) =
+                schema.remove("anyOf").and_then(|mut m| m.as_array_mut()?.pop())
+        {
+            for (k, v) in only {
+                schema.entry(k).or_insert(v);
             }
         }
     }
@@ -173,13 +172,16 @@ fn string_choices(members: &[Value]) -> Option<Vec<Value>> {
     for member in members {
         let m = member.as_object()?;
         if m.get("type").and_then(Value::as_str) != Some("string")
-            || m.keys().any(|k| !matches!(k.as_str(), "type" | "const" | "enum" | "description" | "title"))
+            || m.keys()
+                .any(|k| !matches!(k.as_str(), "type" | "const" | "enum" | "description" | "title"))
         {
             return None;
         }
         match (m.get("const"), m.get("enum")) {
             (Some(c @ Value::String(_)), None) => values.push(c.clone()),
-            (None, Some(Value::Array(list))) if list.iter().all(Value::is_string) => values.extend(list.iter().cloned()),
+            (None, Some(Value::Array(list))) if list.iter().all(Value::is_string) => {
+                values.extend(list.iter().cloned())
+            }
             _ => return None,
         }
     }
@@ -197,7 +199,10 @@ fn fold_string_enum(schema: &mut Map<String, Value>) {
         .into_iter()
         .flat_map(|(k, v)| {
             if k == key {
-                vec![("type".to_owned(), json!("string")), ("enum".to_owned(), Value::Array(values.clone()))]
+                vec![
+                    ("type".to_owned(), json!("string")),
+                    ("enum".to_owned(), Value::Array(values.clone())),
+                ]
             } else {
                 vec![(k, v)]
             }
@@ -208,7 +213,10 @@ fn fold_string_enum(schema: &mut Map<String, Value>) {
 fn tidy(schema: &mut Map<String, Value>) {
     strip_null(schema);
     fold_string_enum(schema);
-    if matches!(schema.get("type").and_then(Value::as_str), Some("integer" | "number")) {
+    if matches!(
+        schema.get("type").and_then(Value::as_str),
+        Some("integer" | "number")
+    ) {
         schema.remove("format");
     }
     for_each_subschema(schema, tidy);
@@ -280,11 +288,11 @@ fn gemini_object(
     if let Some(Value::Array(members)) = out.remove("oneOf") {
         out.entry("anyOf").or_insert(Value::Array(members));
     }
-    if let Some(Value::Array(mut members)) = out.remove("allOf") {
-        if let (1, Some(Value::Object(only))) = (members.len(), members.pop()) {
-            for (k, v) in only {
-                out.entry(k).or_insert(v);
-            }
+    if let Some(Value::Array(mut members)) = out.remove("allOf")
+        && let (1, Some(Value::Object(only))) = (members.len(), members.pop())
+    {
+        for (k, v) in only {
+            out.entry(k).or_insert(v);
         }
     }
     if let Some(value) = out.remove("const") {
@@ -414,10 +422,10 @@ fn make_nullable(property: &mut Value) {
             return;
         }
     }
-    if let Some(Value::Array(values)) = p.get_mut("enum") {
-        if !values.iter().any(Value::is_null) {
-            values.push(Value::Null);
-        }
+    if let Some(Value::Array(values)) = p.get_mut("enum")
+        && !values.iter().any(Value::is_null)
+    {
+        values.push(Value::Null);
     }
 }
 

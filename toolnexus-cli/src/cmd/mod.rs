@@ -3,6 +3,7 @@
 
 pub mod call;
 pub mod prompt;
+pub mod run;
 pub mod serve;
 pub mod tools;
 

@@ -1,0 +1,187 @@
+//! Quickstart: a real agent, end to end, with nothing configured.
+//!
+//! ```sh
+//! cargo run --example quickstart
+//! ```
+//!
+//! One toolkit gathers every kind of tool — two `#[tool]` functions, the built-in tools, the
+//! `hello-world` skill under `examples/skills`, and a local MCP server over stdio (this very
+//! binary, re-executed as the server) — and the unified client drives a model with it over
+//! the real OpenAI wire (streaming SSE), printing each turn: tool calls, results, the answer
+//! and the token usage.
+//!
+//! The model is the embedded default: a deterministic scripted model (`toolnexus-mock`)
+//! served on 127.0.0.1, which plans its tool calls from the prompt and the advertised tools.
+//! To talk to a real provider instead, set `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL`, optionally
+//! `TOOLNEXUS_STYLE` (`openai` | `anthropic`) and an API key (`OPENROUTER_API_KEY`,
+//! `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use futures::StreamExt as _;
+use serde_json::json;
+use toolnexus::assembly::ToolkitOptions;
+use toolnexus::client::{Client, RunOptions, RunStatus, StreamEvent};
+use toolnexus::{Toolkit, tool, toolkit};
+use toolnexus_mock::{MockModel, Scenario};
+
+/// The flag this binary is re-executed with to be the MCP server.
+const SERVE_MCP: &str = "--serve-mcp";
+
+/// Current weather for a city.
+#[tool]
+async fn get_weather(
+    /// The city to report on.
+    city: String,
+) -> String {
+    format!("{city}: 31°C, humid, a sea breeze in the evening")
+}
+
+/// Convert an amount of money between currencies (demo rates).
+#[tool]
+fn convert(
+    /// How much money.
+    amount: f64,
+    /// ISO code of the source currency.
+    from: String,
+    /// ISO code of the target currency.
+    to: String,
+) -> Result<String, String> {
+    let per_usd = |code: &str| match code {
+        "USD" => Some(1.0),
+        "EUR" => Some(0.92),
+        "INR" => Some(83.0),
+        _ => None,
+    };
+    match (per_usd(&from), per_usd(&to)) {
+        (Some(f), Some(t)) => Ok(format!("{amount} {from} = {:.2} {to}", amount / f * t)),
+        _ => Err(format!("unknown currency in {from}->{to}; use USD, EUR or INR")),
+    }
+}
+
+fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some(SERVE_MCP) {
+        toolnexus_testserver::bench::serve_stdio();
+        return ExitCode::SUCCESS;
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    match runtime.block_on(run()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("quickstart: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let me = std::env::current_exe()?;
+
+    // The model: a real provider when configured, else the embedded scripted one.
+    let real = std::env::var("TOOLNEXUS_BASE_URL").ok();
+    let _mock; // keeps the embedded model serving until the end
+    let mut builder = Client::builder();
+    match &real {
+        Some(url) => {
+            let model = std::env::var("TOOLNEXUS_MODEL").map_err(|_| "TOOLNEXUS_BASE_URL is set: set TOOLNEXUS_MODEL too")?;
+            let style = std::env::var("TOOLNEXUS_STYLE").unwrap_or_else(|_| "openai".into());
+            builder = builder.base_url(url).style(style).model(model);
+        }
+        None => {
+            let mock = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;
+            builder = builder
+                .base_url(mock.base_url())
+                .style("openai")
+                .model("toolnexus-mock")
+                .api_key("not-needed-for-the-embedded-model");
+            _mock = mock;
+        }
+    }
+    let client = builder
+        .system_prompt("You are a concise assistant. Use the tools you are given.")
+        .build()?;
+
+    // The toolkit: MCP server (stdio child) + skill + built-ins + our own functions.
+    let mcp = json!({"mcpServers": {"weather": {"command": [me.display().to_string(), SERVE_MCP]}}});
+    let native: Toolkit = toolkit![get_weather, convert];
+    let tk = Toolkit::build(
+        ToolkitOptions::default()
+            .config(mcp)
+            .skills_dir(root.join("examples/skills"))
+            .extra_tools(native.tools().cloned()),
+    )
+    .await?;
+    println!("toolkit: {} tools", tk.len());
+    for t in tk.tools() {
+        println!("  {:<22} {}", t.name(), t.source());
+    }
+    for (server, status) in tk.mcp_status() {
+        println!("  mcp server {server}: {status}");
+    }
+
+    let greet = root.join("examples/skills/hello-world/scripts/greet.sh");
+    let prompt = match real {
+        Some(_) => "Load the hello-world skill and follow it to greet 'Rustacean'. Then tell me the weather in \
+                    Chennai, add 2 and 3 with the weather server's add tool, and convert 100 EUR to INR."
+            .to_owned(),
+        // The scripted model calls the tools the prompt names, step by step ("then").
+        None => format!(
+            r#"Load the skill {{"name":"hello-world"}} then run bash {{"command":"bash {} Rustacean"}} and get_weather {{"city":"Chennai"}} then weather_add {{"a":2,"b":3}} and convert {{"amount":100,"from":"EUR","to":"INR"}}"#,
+            greet.display()
+        ),
+    };
+    println!("\nuser: {prompt}\n");
+
+    let mut events = std::pin::pin!(client.stream(prompt.as_str(), RunOptions::new(&tk)));
+    let mut turn = 0;
+    let mut in_tools = false;
+    let mut result = None;
+    while let Some(event) = events.next().await {
+        match event? {
+            StreamEvent::ToolCall { name, args, .. } => {
+                if !in_tools {
+                    turn += 1;
+                    println!("turn {turn}: the model calls tools");
+                    in_tools = true;
+                }
+                println!("  -> {name} {args}");
+            }
+            StreamEvent::ToolResult { name, output, is_error, .. } => {
+                let first = output.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                let mark = if is_error { "error" } else { "ok" };
+                println!("  <- {name} [{mark}] {first}");
+            }
+            StreamEvent::Text { delta } => {
+                if in_tools || turn == 0 {
+                    turn += 1;
+                    println!("turn {turn}: the model answers");
+                    in_tools = false;
+                }
+                print!("{delta}");
+            }
+            StreamEvent::Pending { request } => println!("  .. waiting on: {}", request.prompt),
+            StreamEvent::Usage { .. } => {}
+            StreamEvent::Done { result: r } => result = Some(*r),
+        }
+    }
+    let result = result.ok_or("the stream ended without a result")?;
+    println!(
+        "\n\nstatus: {:?}, {} turns, {} tool calls, usage: {} prompt + {} completion = {} tokens",
+        result.status,
+        result.turns,
+        result.tool_call_count,
+        result.usage.prompt_tokens,
+        result.usage.completion_tokens,
+        result.usage.total_tokens
+    );
+    tk.close().await;
+    if result.status != RunStatus::Done {
+        return Err(format!("the run ended {:?}", result.status).into());
+    }
+    if result.tool_calls.iter().any(|c| c.is_error) {
+        return Err("a tool call failed".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,168 @@
+//! `toolnexus run`: drive a model with the toolkit — a REPL (a line in, the answer out) or
+//! one shot with `--once`. Tool calls are shown on stderr as they happen; a suspension
+//! (the `question` tool, an `input` or `authorization` request) is asked on the terminal.
+
+use std::sync::Arc;
+
+use clap::Args;
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
+use tokio::sync::Mutex;
+use toolnexus::client::hooks::Hooks;
+use toolnexus::client::{Client, ClientError, RunResult, RunStatus};
+use toolnexus::suspend::{AnswerReason, answer_declined, answer_output};
+use toolnexus::{Answer, Request, Toolkit};
+
+use super::ToolkitArgs;
+use crate::Failure;
+
+/// Run an agent: the toolkit plus a model behind an OpenAI- or Anthropic-style endpoint.
+/// The API key comes from OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY.
+#[derive(Debug, Args)]
+pub struct Run {
+    #[command(flatten)]
+    toolkit: ToolkitArgs,
+    /// The provider base URL, e.g. https://openrouter.ai/api/v1.
+    #[arg(long, value_name = "URL")]
+    base_url: String,
+    /// Wire style: openai | anthropic.
+    #[arg(long, default_value = "openai")]
+    style: String,
+    /// The model id, sent verbatim.
+    #[arg(long)]
+    model: String,
+    /// A system prompt, prepended to the skills catalog.
+    #[arg(long, value_name = "TEXT")]
+    system: Option<String>,
+    /// Answer this one prompt and exit instead of starting a REPL.
+    #[arg(long, value_name = "PROMPT")]
+    once: Option<String>,
+    /// LLM round trips per prompt.
+    #[arg(long, default_value_t = 10)]
+    max_turns: u32,
+}
+
+type Input = Arc<Mutex<Lines<BufReader<Stdin>>>>;
+
+impl Run {
+    pub async fn run(self) -> Result<(), Failure> {
+        let input: Input = Arc::new(Mutex::new(BufReader::new(tokio::io::stdin()).lines()));
+        let client = self.client(input.clone())?;
+        let tk = self.toolkit.build().await?;
+        let outcome = match &self.once {
+            Some(prompt) => one_shot(&client, &tk, prompt).await,
+            None => repl(&client, &tk, &input).await,
+        };
+        tk.close().await;
+        outcome
+    }
+
+    fn client(&self, input: Input) -> Result<Client, Failure> {
+        let hooks = Hooks::new().before_tool(|call| async move {
+            eprintln!("→ {} {}", call.name, call.args);
+            None
+        });
+        let mut builder = Client::builder()
+            .base_url(&self.base_url)
+            .style(&self.style)
+            .model(&self.model)
+            .max_turns(self.max_turns)
+            .hooks(hooks)
+            .wait_for_fn(move |request| ask_on_terminal(input.clone(), request));
+        if let Some(system) = &self.system {
+            builder = builder.system_prompt(system);
+        }
+        builder.build().map_err(|e| {
+            // main prefixes every failure with "toolnexus: " already.
+            let message = e.to_string().trim_start_matches("toolnexus: ").to_owned();
+            match e {
+                ClientError::MissingApiKey => Failure::new(message),
+                // A bad --style / --model / --base-url is a usage error.
+                _ => Failure { message, code: 2 },
+            }
+        })
+    }
+}
+
+async fn one_shot(client: &Client, tk: &Toolkit, prompt: &str) -> Result<(), Failure> {
+    let result = client.run(prompt, tk).await.map_err(Failure::new)?;
+    print_result(&result);
+    match result.status {
+        RunStatus::Done => Ok(()),
+        _ => Err(Failure::new(String::new())),
+    }
+}
+
+async fn repl(client: &Client, tk: &Toolkit, input: &Input) -> Result<(), Failure> {
+    let mut convo = client.conversation(tk);
+    loop {
+        eprint!("> ");
+        let line = input.lock().await.next_line().await.map_err(Failure::new)?;
+        let Some(line) = line else { break };
+        let line = line.trim();
+        match line {
+            "" => continue,
+            "exit" | "quit" => break,
+            _ => {}
+        }
+        match convo.send(line).await {
+            Ok(result) => print_result(&result),
+            Err(e) => eprintln!("toolnexus: {e}"),
+        }
+    }
+    Ok(())
+}
+
+fn print_result(result: &RunResult) {
+    match result.status {
+        RunStatus::Done => println!("{}", result.text),
+        RunStatus::Pending => println!("(waiting on: {})", result.text),
+        RunStatus::Incomplete => {
+            println!("{}", result.text);
+            eprintln!(
+                "toolnexus: stopped by the {} limit",
+                result.limit.as_deref().unwrap_or("turn")
+            );
+        }
+    }
+}
+
+/// The terminal as the `wait_for` host: print the request, read one line. An empty line
+/// or `n` declines an authorization; end of input declines anything.
+async fn ask_on_terminal(input: Input, request: Request) -> Answer {
+    let mut err = tokio::io::stderr();
+    let mut text = format!("? {}\n", request.prompt);
+    if let Some(url) = &request.url {
+        text.push_str(&format!("  open: {url}\n"));
+    }
+    text.push_str(if request.kind == "authorization" {
+        "  press Enter when done (n to decline): "
+    } else {
+        "  answer: "
+    });
+    let _ = err.write_all(text.as_bytes()).await;
+    let _ = err.flush().await;
+    let line = match input.lock().await.next_line().await {
+        Ok(Some(line)) => line.trim().to_owned(),
+        _ => return answer_declined(request.id, AnswerReason::Cancelled),
+    };
+    match request.kind.as_str() {
+        "authorization" if line.eq_ignore_ascii_case("n") => {
+            answer_declined(request.id, AnswerReason::Declined)
+        }
+        "authorization" => Answer {
+            id: request.id,
+            ok: true,
+            data: None,
+            reason: None,
+        },
+        // The recommended §10 shape: one entry per question, in order.
+        "question" => Answer {
+            id: request.id,
+            ok: true,
+            data: Some(json!({ "answers": [line] })),
+            reason: None,
+        },
+        _ => answer_output(request.id, line),
+    }
+}
