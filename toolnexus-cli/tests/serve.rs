@@ -49,7 +49,7 @@ async fn serve_exposes_the_toolkit_over_mcp_until_sigterm() {
     let r = tk
         .execute(
             "gw_read",
-            json!({"filePath": note.display().to_string()}),
+            json!({"path": note.display().to_string()}),
             ToolContext::default(),
         )
         .await;
