@@ -452,6 +452,14 @@ impl ClientBuilder {
         self.wait_for = Some(wait_for);
         self
     }
+    /// [`wait_for`](Self::wait_for) from an async closure.
+    pub fn wait_for_fn<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(Request) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Answer> + Send + 'static,
+    {
+        self.wait_for(Arc::new(move |r| Box::pin(f(r))))
+    }
     /// The conversation store `ask` uses (default: in memory).
     pub fn store(mut self, store: Arc<dyn ConversationStore>) -> Self {
         self.store = Some(store);
