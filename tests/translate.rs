@@ -77,13 +77,13 @@ fn toolkit_declarations_come_first_in_both_styles() {
     let names = |tools: &[Value], f: fn(&Value) -> &Value| -> Vec<String> {
         tools.iter().map(|t| f(t).as_str().unwrap().to_string()).collect()
     };
-    let openai = Draft::openai(&request, None);
+    let openai = Draft::new(Style::OpenAi, &request, None);
     assert_eq!(
         names(&openai.tools, |t| &t["function"]["name"]),
         ["kit_tool", "caller_tool"]
     );
     assert_eq!(openai.tools[0], toolkit().to_openai()[0]);
-    let anthropic = Draft::anthropic(&request, None);
+    let anthropic = Draft::new(Style::Anthropic, &request, None);
     assert_eq!(
         names(&anthropic.tools, |t| &t["name"]),
         ["kit_tool", "caller_tool"]
@@ -191,7 +191,7 @@ fn tool_choice_mapping() {
 
 #[test]
 fn anthropic_tool_use_arguments_are_compact_json_in_provider_order() {
-    let draft = Draft::anthropic(&TranslateRequest::default(), None);
+    let draft = Draft::new(Style::Anthropic, &TranslateRequest::default(), None);
     let calls: Vec<Value> = (0..20)
         .map(|i| json!({"type": "tool_use", "id": format!("t{i}"), "name": "n", "input": {"i": i, "s": "ü \"q\""}}))
         .collect();
@@ -212,9 +212,9 @@ fn garbage_responses_never_panic() {
     for style in ["openai", "anthropic"] {
         let req = TranslateRequest::default();
         let draft = if style == "openai" {
-            Draft::openai(&req, None)
+            Draft::new(Style::OpenAi, &req, None)
         } else {
-            Draft::anthropic(&req, None)
+            Draft::new(Style::Anthropic, &req, None)
         };
         for raw in [
             json!(null),
@@ -236,7 +236,7 @@ fn garbage_responses_never_panic() {
         json!({"role": "tool", "content": {"x": 1}, "tool_call_id": 7}),
         json!({"role": "assistant", "tool_calls": "x"}),
     ];
-    let draft = Draft::anthropic(&TranslateRequest::new(junk), None);
+    let draft = Draft::new(Style::Anthropic, &TranslateRequest::new(junk), None);
     assert_eq!(
         serde_json::to_value(&draft.messages).unwrap(),
         json!([{"role": "user", "content": [{"type": "tool_result", "content": "", "tool_use_id": "7"}]}])
@@ -253,10 +253,10 @@ use std::time::{Duration, Instant};
 
 use client_mock::{Mock, Reply};
 use toolnexus::CancellationToken;
-use toolnexus::client::Usage;
 use toolnexus::client::hooks::{Hooks, LlmOverride};
 use toolnexus::client::translate::TranslatedToolCall;
 use toolnexus::client::{Client, ClientError, MetricEvent};
+use toolnexus::client::{Style, Usage};
 
 /// Counts of each hook's invocations: before_llm, after_llm, before_tool, after_tool.
 #[derive(Default)]

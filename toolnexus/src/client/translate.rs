@@ -481,7 +481,7 @@ impl Draft {
     /// The OpenAI-style request: `messages` verbatim, with a `system` message prepended
     /// (the request's override, else `client_system`) only when the conversation carries
     /// no `system`/`developer` message; `tools` and `tool_choice` verbatim.
-    pub fn openai(request: &TranslateRequest, client_system: Option<&str>) -> Self {
+    fn openai(request: &TranslateRequest, client_system: Option<&str>) -> Self {
         let system = request.system.as_deref().or(client_system).unwrap_or_default();
         let has_system = request.messages.iter().any(|m| {
             matches!(
@@ -514,7 +514,7 @@ impl Draft {
     /// system = the request's override, else `client_system`, else the hoisted messages;
     /// tools converted by [`openai_tools_to_anthropic`], `tool_choice` by
     /// [`openai_tool_choice_to_anthropic`].
-    pub fn anthropic(request: &TranslateRequest, client_system: Option<&str>) -> Self {
+    fn anthropic(request: &TranslateRequest, client_system: Option<&str>) -> Self {
         let (messages, hoisted) = openai_messages_to_anthropic(&request.messages);
         let system = match (&request.system, client_system) {
             (Some(s), _) => s.clone(),
