@@ -6,8 +6,8 @@
 //! Run: `cargo run --example translate`
 
 use serde_json::{Value, json};
-use toolnexus::client::Client;
 use toolnexus::client::translate::{Draft, FinishReason, TranslateRequest};
+use toolnexus::client::{Client, Style};
 use toolnexus_mock::{MockModel, Scenario};
 
 #[tokio::main]
@@ -33,7 +33,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let request = TranslateRequest::new(messages.clone()).with_tools(tools.clone());
 
     // The Anthropic body it becomes (the pure conversion translate uses).
-    let body = Value::Object(Draft::anthropic(&request, None).body("mock-model"));
+    let body = Value::Object(Draft::new(Style::Anthropic, &request, None).body("mock-model"));
     println!("anthropic request body: {body}");
     assert_eq!(body["system"], "Be terse.");
     assert_eq!(
