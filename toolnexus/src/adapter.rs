@@ -33,17 +33,21 @@ use crate::tool::Tool;
 pub fn to_openai<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Vec<Value> {
     tools
         .into_iter()
-        .map(|t| {
-            json!({
-                "type": "function",
-                "function": {
-                    "name": t.name(),
-                    "description": t.description(),
-                    "parameters": t.input_schema(),
-                }
-            })
-        })
+        .map(|t| openai_entry(t, t.input_schema().clone(), None))
         .collect()
+}
+
+/// One `{type:"function", function:{name, description, parameters[, strict]}}` entry.
+fn openai_entry(t: &Tool, parameters: Value, strict: Option<bool>) -> Value {
+    let mut function = json!({
+        "name": t.name(),
+        "description": t.description(),
+        "parameters": parameters,
+    });
+    if let Some(strict) = strict {
+        function["strict"] = json!(strict);
+    }
+    json!({"type": "function", "function": function})
 }
 
 /// OpenAI in strict mode: like [`to_openai`] plus `"strict": true`, with every object
@@ -71,17 +75,7 @@ pub fn to_openai<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Vec<Value> {
 pub fn to_openai_strict<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Vec<Value> {
     tools
         .into_iter()
-        .map(|t| {
-            json!({
-                "type": "function",
-                "function": {
-                    "name": t.name(),
-                    "description": t.description(),
-                    "parameters": openai_strict_schema(t.input_schema()),
-                    "strict": true,
-                }
-            })
-        })
+        .map(|t| openai_entry(t, openai_strict_schema(t.input_schema()), Some(true)))
         .collect()
 }
 

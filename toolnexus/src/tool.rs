@@ -218,6 +218,22 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
         .unwrap_or("unknown panic payload")
 }
 
+/// The ten built-in tool names (SPEC §4A), in the fixed order every port builds them. Kept
+/// here, outside the `builtins` feature, because the relay collision guard needs them even
+/// when the built-in tools are not compiled in.
+pub const BUILTIN_NAMES: [&str; 10] = [
+    "bash",
+    "read",
+    "write",
+    "edit",
+    "grep",
+    "glob",
+    "webfetch",
+    "question",
+    "apply_patch",
+    "todowrite",
+];
+
 /// Replace every character outside `[a-zA-Z0-9_-]` with `_` (SPEC §0.2). Per character, like
 /// the other ports' regex replace: a multi-byte character becomes a single `_`.
 ///

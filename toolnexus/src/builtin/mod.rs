@@ -53,18 +53,7 @@ use crate::result::ToolResult;
 use crate::tool::{Tool, ToolSource};
 
 /// The ten built-in tool names, in the fixed order every port builds them.
-pub const NAMES: [&str; 10] = [
-    "bash",
-    "read",
-    "write",
-    "edit",
-    "grep",
-    "glob",
-    "webfetch",
-    "question",
-    "apply_patch",
-    "todowrite",
-];
+pub use crate::tool::BUILTIN_NAMES as NAMES;
 
 /// All ten built-in tools, in [`NAMES`] order, each with source [`ToolSource::Builtin`].
 pub fn all() -> Vec<Tool> {

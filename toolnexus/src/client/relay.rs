@@ -19,18 +19,7 @@ pub const RELAY_KIND: &str = "tool_call";
 
 /// The built-in tool names a relay tool may never take (SPEC §4A), checked even when
 /// builtins are off so a future builtin cannot capture a declaration-only tool.
-pub const BUILTIN_TOOL_NAMES: [&str; 10] = [
-    "bash",
-    "read",
-    "write",
-    "edit",
-    "grep",
-    "glob",
-    "webfetch",
-    "question",
-    "apply_patch",
-    "todowrite",
-];
+pub use crate::tool::BUILTIN_NAMES as BUILTIN_TOOL_NAMES;
 
 /// One host-executed result, keyed by the relayed call's id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -252,14 +241,6 @@ mod tests {
             r.to_json(),
             r#"{"output":"no result supplied on resume for lookup","isError":true}"#
         );
-    }
-
-    /// The client does not depend on the `builtins` feature, so it keeps its own copy of
-    /// the names; this keeps the copy honest.
-    #[cfg(feature = "builtins")]
-    #[test]
-    fn builtin_names_match_the_builtin_module() {
-        assert_eq!(BUILTIN_TOOL_NAMES, crate::builtin::NAMES);
     }
 
     #[test]

@@ -386,14 +386,7 @@ impl Inner {
             if halted.is_some() {
                 break;
             }
-            emitter
-                .send(StreamEvent::ToolResult {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    output: result.output.clone(),
-                    is_error: result.is_error,
-                })
-                .await;
+            emitter.send(result_event(call, &result)).await;
         }
         if !blocks.is_empty() {
             st.messages.push(json!({"role": "user", "content": blocks}));
@@ -623,14 +616,7 @@ impl Inner {
                 }
             };
             self.push_result(st, &mut blocks, call, args, &result);
-            emitter
-                .send(StreamEvent::ToolResult {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    output: result.output.clone(),
-                    is_error: result.is_error,
-                })
-                .await;
+            emitter.send(result_event(call, &result)).await;
         }
         if !blocks.is_empty() {
             st.messages.push(json!({"role": "user", "content": blocks}));
@@ -815,4 +801,14 @@ fn last_text(messages: &[Value]) -> String {
             _ => None,
         })
         .unwrap_or_default()
+}
+
+/// The `tool_result` stream event for a call that ran.
+fn result_event(call: &Call, result: &ToolResult) -> StreamEvent {
+    StreamEvent::ToolResult {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        output: result.output.clone(),
+        is_error: result.is_error,
+    }
 }
