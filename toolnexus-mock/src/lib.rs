@@ -16,9 +16,8 @@
 //! use serde_json::json;
 //! use toolnexus_mock::{plan, Reply, Scenario};
 //!
-//! let tools = vec![json!({"type": "function", "function": {"name": "srv_get_weather", "parameters": {}}})];
 //! let messages = vec![json!({"role": "user", "content": r#"get_weather {"city":"Oslo"}"#})];
-//! match plan(Scenario::Planner, &messages, &tools) {
+//! match plan(Scenario::Planner, &messages, &["srv_get_weather"]) {
 //!     Reply::Calls(calls) => {
 //!         assert_eq!(calls[0].name, "srv_get_weather");
 //!         assert_eq!(calls[0].arguments, json!({"city": "Oslo"}));
@@ -29,12 +28,14 @@
 
 use std::net::SocketAddr;
 
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt as _;
 use axum::{Json, Router};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -71,14 +72,9 @@ pub enum Reply {
     Text(String),
 }
 
-/// Decide the next reply for an OpenAI-shaped transcript (`messages`) and tool list
-/// (OpenAI `{type, function:{name}}` or Anthropic `{name}` entries).
-pub fn plan(scenario: Scenario, messages: &[Value], tools: &[Value]) -> Reply {
-    let names: Vec<&str> = tools
-        .iter()
-        .filter_map(|t| t.pointer("/function/name").or_else(|| t.get("name")))
-        .filter_map(Value::as_str)
-        .collect();
+/// Decide the next reply for a transcript (`messages`, OpenAI or Anthropic shapes) given the
+/// advertised tool names.
+pub fn plan(scenario: Scenario, messages: &[Value], names: &[&str]) -> Reply {
     let last_user = messages
         .iter()
         .rposition(|m| m["role"] == "user" && !is_tool_result_turn(m))
@@ -90,7 +86,7 @@ pub fn plan(scenario: Scenario, messages: &[Value], tools: &[Value]) -> Reply {
             if since.iter().any(is_tool_result_turn) {
                 return Reply::Text(BENCH_ANSWER.to_owned());
             }
-            let pick = |suffix: &str| resolve(&names, suffix).unwrap_or(suffix).to_owned();
+            let pick = |suffix: &str| resolve(names, suffix).unwrap_or(suffix).to_owned();
             Reply::Calls(vec![
                 Call {
                     id: "call_weather_1".into(),
@@ -108,7 +104,7 @@ pub fn plan(scenario: Scenario, messages: &[Value], tools: &[Value]) -> Reply {
             let prompt = messages.get(last_user).map(text_of).unwrap_or_default();
             let steps: Vec<Vec<(String, Value)>> = split_steps(&prompt)
                 .iter()
-                .map(|s| calls_in(s, &names))
+                .map(|s| calls_in(s, names))
                 .filter(|c| !c.is_empty())
                 .collect();
             match steps.get(turns_done) {
@@ -368,7 +364,7 @@ pub fn openai_sse(model: &str, reply: &Reply, usage: (u64, u64), include_usage: 
     out
 }
 
-fn reply_usage(scenario: Scenario, body: &Value, reply: &Reply) -> (u64, u64) {
+fn reply_usage(scenario: Scenario, messages: &[Value], reply: &Reply) -> (u64, u64) {
     match scenario {
         Scenario::Bench => (20, 8),
         Scenario::Planner => {
@@ -376,25 +372,76 @@ fn reply_usage(scenario: Scenario, body: &Value, reply: &Reply) -> (u64, u64) {
                 Reply::Text(t) => estimate_tokens(&json!(t)),
                 Reply::Calls(c) => c.iter().map(|c| estimate_tokens(&c.arguments) + 4).sum(),
             };
-            (estimate_tokens(&body["messages"]), out)
+            let prompt = serde_json::to_string(messages).map_or(0, |s| s.len() as u64);
+            (prompt.div_ceil(4), out)
         }
     }
 }
 
-async fn chat(State(scenario): State<Scenario>, Json(body): Json<Value>) -> Response {
-    let Some(messages) = body["messages"].as_array() else {
-        return (
-            StatusCode::BAD_REQUEST,
-            Json(json!({"error": {"message": "messages must be an array"}})),
-        )
-            .into_response();
+/// What the model reads of a request body (OpenAI or Anthropic shape). Tool schemas are
+/// skipped unparsed: only the names matter, and parsing every schema on every turn would
+/// make the mock, not the client, the cost a benchmark measures.
+#[derive(Deserialize)]
+struct RequestBody {
+    #[serde(default)]
+    model: Option<String>,
+    messages: Vec<Value>,
+    #[serde(default)]
+    tools: Vec<ToolEntry>,
+    #[serde(default)]
+    stream: bool,
+    #[serde(default)]
+    stream_options: Option<StreamOptions>,
+}
+
+/// An OpenAI `{type, function: {name}}` or Anthropic `{name}` tool entry.
+#[derive(Deserialize)]
+struct ToolEntry {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionName>,
+}
+
+#[derive(Deserialize)]
+struct FunctionName {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct StreamOptions {
+    #[serde(default)]
+    include_usage: bool,
+}
+
+impl RequestBody {
+    fn tool_names(&self) -> Vec<&str> {
+        self.tools
+            .iter()
+            .filter_map(|t| t.function.as_ref().map(|f| f.name.as_str()).or(t.name.as_deref()))
+            .collect()
+    }
+
+    fn reply(&self, scenario: Scenario) -> (Reply, (u64, u64), &str) {
+        let reply = plan(scenario, &self.messages, &self.tool_names());
+        let usage = reply_usage(scenario, &self.messages, &reply);
+        (reply, usage, self.model.as_deref().unwrap_or("mock-model"))
+    }
+}
+
+fn bad_request(e: serde_json::Error) -> Response {
+    let error = json!({"error": {"message": format!("invalid request body: {e}")}});
+    (StatusCode::BAD_REQUEST, Json(error)).into_response()
+}
+
+async fn chat(State(scenario): State<Scenario>, body: Bytes) -> Response {
+    let body: RequestBody = match serde_json::from_slice(&body) {
+        Ok(b) => b,
+        Err(e) => return bad_request(e),
     };
-    let tools = body["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let reply = plan(scenario, messages, tools);
-    let usage = reply_usage(scenario, &body, &reply);
-    let model = body["model"].as_str().unwrap_or("mock-model");
-    if body["stream"] == true {
-        let include_usage = body.pointer("/stream_options/include_usage") == Some(&json!(true));
+    let (reply, usage, model) = body.reply(scenario);
+    if body.stream {
+        let include_usage = body.stream_options.as_ref().is_some_and(|o| o.include_usage);
         let sse = openai_sse(model, &reply, usage, include_usage);
         return ([(header::CONTENT_TYPE, "text/event-stream")], sse).into_response();
     }
@@ -403,18 +450,12 @@ async fn chat(State(scenario): State<Scenario>, Json(body): Json<Value>) -> Resp
 
 /// Anthropic bodies carry the system prompt beside the messages and tool results as blocks;
 /// the planner reads both shapes.
-async fn messages(State(scenario): State<Scenario>, Json(body): Json<Value>) -> Response {
-    let Some(messages) = body["messages"].as_array() else {
-        return (
-            StatusCode::BAD_REQUEST,
-            Json(json!({"error": {"message": "messages must be an array"}})),
-        )
-            .into_response();
+async fn messages(State(scenario): State<Scenario>, body: Bytes) -> Response {
+    let body: RequestBody = match serde_json::from_slice(&body) {
+        Ok(b) => b,
+        Err(e) => return bad_request(e),
     };
-    let tools = body["tools"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let reply = plan(scenario, messages, tools);
-    let usage = reply_usage(scenario, &body, &reply);
-    let model = body["model"].as_str().unwrap_or("mock-model");
+    let (reply, usage, model) = body.reply(scenario);
     Json(anthropic_response(model, &reply, usage)).into_response()
 }
 
@@ -492,16 +533,9 @@ impl Drop for MockModel {
 mod tests {
     use super::*;
 
-    fn tools(names: &[&str]) -> Vec<Value> {
-        names
-            .iter()
-            .map(|n| json!({"type": "function", "function": {"name": n}}))
-            .collect()
-    }
-
     #[test]
     fn planner_walks_the_steps_then_summarizes() {
-        let tools = tools(&["skill", "bash", "mcp_get_weather"]);
+        let tools = ["skill", "bash", "mcp_get_weather"];
         let prompt = r#"Load skill {"name":"hello-world"} then run bash {"command":"echo {then} hi"} and get_weather {"city":"Paris"}"#;
         let mut messages = vec![
             json!({"role": "system", "content": "s"}),
@@ -546,14 +580,14 @@ mod tests {
     fn planner_answers_directly_without_tools() {
         let messages = vec![json!({"role": "user", "content": "hello there"})];
         assert_eq!(
-            plan(Scenario::Planner, &messages, &tools(&["bash"])),
+            plan(Scenario::Planner, &messages, &["bash"]),
             Reply::Text("You said: hello there".into())
         );
     }
 
     #[test]
     fn bench_script_matches_the_other_ports() {
-        let tools = tools(&["bench_get_weather", "bench_add", "bench_echo"]);
+        let tools = ["bench_get_weather", "bench_add", "bench_echo"];
         let mut messages =
             vec![json!({"role": "user", "content": "What's the weather in Paris and what is 2+2?"})];
         let reply = plan(Scenario::Bench, &messages, &tools);
@@ -577,7 +611,7 @@ mod tests {
             json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "Rain"}]}),
         ];
         assert_eq!(
-            plan(Scenario::Planner, &messages, &[json!({"name": "get_weather"})]),
+            plan(Scenario::Planner, &messages, &["get_weather"]),
             Reply::Text("Here is what the tools returned:\n- get_weather: Rain".into())
         );
     }

@@ -75,7 +75,7 @@ pub fn serve_stdio() {
         .build()
         .expect("a tokio runtime");
     rt.block_on(async {
-        if let Ok(running) = BenchServer.serve(rmcp::transport::stdio()).await {
+        if let Ok(running) = BenchServer.serve(crate::stdio()).await {
             let _ = running.waiting().await;
         }
     });

@@ -8,6 +8,33 @@
 
 pub mod bench;
 
+/// This process's stdin/stdout as an MCP transport. When they are pipes (how a client
+/// starts a stdio server) they are driven by the runtime's reactor; tokio's `stdin()` and
+/// `stdout()` hand every read and write to a blocking thread instead, two thread hand-offs
+/// per message. Anything else (a terminal, a file) falls back to those.
+pub fn stdio() -> (
+    Box<dyn tokio::io::AsyncRead + Send + Unpin>,
+    Box<dyn tokio::io::AsyncWrite + Send + Unpin>,
+) {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use tokio::net::unix::pipe;
+        let reader = std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(pipe::Receiver::from_owned_fd);
+        let writer = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(pipe::Sender::from_owned_fd);
+        if let (Ok(r), Ok(w)) = (reader, writer) {
+            return (Box::new(r), Box::new(w));
+        }
+    }
+    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+}
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -272,7 +299,7 @@ pub fn main() {
         match mode {
             "stdio" => {
                 let server = TestServer::new(parse_args(&args[1.min(args.len())..]));
-                if let Ok(running) = server.serve(rmcp::transport::stdio()).await {
+                if let Ok(running) = server.serve(stdio()).await {
                     let _ = running.waiting().await;
                 }
             }
@@ -286,7 +313,7 @@ pub fn main() {
                 serve_http(listener, TestServer::new(parse_args(&args[2.min(args.len())..]))).await;
             }
             "bench" => {
-                if let Ok(running) = bench::BenchServer.serve(rmcp::transport::stdio()).await {
+                if let Ok(running) = bench::BenchServer.serve(stdio()).await {
                     let _ = running.waiting().await;
                 }
             }

@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::adapter;
 use crate::context::ToolContext;
@@ -47,6 +48,16 @@ pub struct Toolkit {
     mcp_status: BTreeMap<String, McpStatus>,
     #[cfg(feature = "skills")]
     skills: Arc<[crate::skill::SkillInfo]>,
+    /// The declarations as JSON text, rendered on first use and reset by any change to the
+    /// tool set: a client sends them on every turn, and re-rendering 14 schemas per request
+    /// would cost more than the rest of the request body.
+    rendered: Arc<Rendered>,
+}
+
+#[derive(Default)]
+struct Rendered {
+    openai: OnceLock<Arc<RawValue>>,
+    anthropic: OnceLock<Arc<RawValue>>,
 }
 
 impl Toolkit {
@@ -62,6 +73,7 @@ impl Toolkit {
         for tool in tools {
             self.tools.insert(tool.name().to_owned(), tool);
         }
+        self.rendered = Arc::default();
         self
     }
 
@@ -92,7 +104,11 @@ impl Toolkit {
 
     /// Remove a tool by name, returning it.
     pub fn remove(&mut self, name: &str) -> Option<Tool> {
-        self.tools.remove(name)
+        let removed = self.tools.remove(name);
+        if removed.is_some() {
+            self.rendered = Arc::default();
+        }
+        removed
     }
 
     /// Route a call. Never panics and never errors: an unknown name gives
@@ -164,10 +180,38 @@ impl Toolkit {
         adapter::to_anthropic(self.tools())
     }
 
+    /// [`to_openai`](Self::to_openai) as compact JSON text, rendered once per tool set: what
+    /// goes into every request body unchanged.
+    ///
+    /// ```
+    /// use toolnexus::{Tool, ToolResult, Toolkit};
+    ///
+    /// let mut tk = Toolkit::new([Tool::new("b", |_, _| async { ToolResult::success("") })]);
+    /// assert_eq!(tk.to_openai_json().get(), serde_json::to_string(&tk.to_openai()).unwrap());
+    /// tk.add_tools([Tool::new("a", |_, _| async { ToolResult::success("") })]);
+    /// assert!(tk.to_openai_json().get().starts_with(r#"[{"type":"function","function":{"name":"a""#));
+    /// ```
+    pub fn to_openai_json(&self) -> Arc<RawValue> {
+        render(&self.rendered.openai, || self.to_openai())
+    }
+
+    /// [`to_anthropic`](Self::to_anthropic) as compact JSON text, rendered once per tool set.
+    pub fn to_anthropic_json(&self) -> Arc<RawValue> {
+        render(&self.rendered.anthropic, || self.to_anthropic())
+    }
+
     /// The single Gemini `functionDeclarations` wrapper, sorted by name.
     pub fn to_gemini(&self) -> Vec<Value> {
         adapter::to_gemini(self.tools())
     }
+}
+
+fn render(slot: &OnceLock<Arc<RawValue>>, entries: impl FnOnce() -> Vec<Value>) -> Arc<RawValue> {
+    slot.get_or_init(|| {
+        let raw = serde_json::value::to_raw_value(&entries());
+        Arc::from(raw.expect("a list of JSON values always serializes"))
+    })
+    .clone()
 }
 
 impl FromIterator<Tool> for Toolkit {

@@ -6,6 +6,8 @@
 use std::future::Future;
 use std::time::Instant;
 
+use bytes::Bytes;
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -14,7 +16,7 @@ use super::hooks::{BeforeTool, LlmOverride, LlmRequest, LlmResponse, ToolCallInf
 use super::metrics::MetricEvent;
 use super::resilience::{self, ErrorDecision, ErrorInfo};
 use super::transport::{HttpRequest, HttpResponse, TransportError};
-use super::wire::{self, Call, Style, Turn, Usage};
+use super::wire::{self, Call, Declarations, Style, Turn, Usage};
 use super::{
     ClientError, Inner, OnText, Prompt, RunOptions, RunResult, RunStatus, StreamEvent, ToolCallRecord, relay,
 };
@@ -52,7 +54,7 @@ impl Emitter {
 /// cancelled run still reports its turns and tool calls in the `run` metric.
 pub(crate) struct RunState {
     pub(crate) messages: Vec<Value>,
-    tools: Vec<Value>,
+    tools: Declarations,
     system: String,
     tool_calls: Vec<ToolCallRecord>,
     pub(crate) usage: Usage,
@@ -104,14 +106,9 @@ impl Inner {
         if let Some(p) = prompt {
             messages.push(json!({"role": "user", "content": p.into_content()}));
         }
-        let tools = match (toolkit, self.style) {
-            (None, _) => Vec::new(),
-            (Some(tk), Style::OpenAi) => tk.to_openai(),
-            (Some(tk), Style::Anthropic) => tk.to_anthropic(),
-        };
         RunState {
             messages,
-            tools,
+            tools: Declarations::of(toolkit, self.style),
             system,
             tool_calls: Vec::new(),
             usage: Usage::default(),
@@ -266,7 +263,7 @@ impl Inner {
             if let Some(hook) = &self.hooks.before_llm {
                 let request = LlmRequest {
                     messages: st.messages.clone(),
-                    tools: st.tools.clone(),
+                    tools: st.tools.to_values(),
                     model: self.model.clone(),
                     turn,
                 };
@@ -280,7 +277,7 @@ impl Inner {
                         st.messages = messages;
                     }
                     if let Some(tools) = tools {
-                        st.tools = tools;
+                        st.tools = Declarations::Listed(tools);
                     }
                     if let Some(m) = m.filter(|m| !m.is_empty()) {
                         model = m;
@@ -289,22 +286,21 @@ impl Inner {
             }
             st.model = model.clone();
             let wire_messages = self.encoder.wire_messages(self.style, &st.messages)?;
-            let body = wire::build_body(
+            let body = self.encode(&wire::Body::new(
                 self.style,
                 &model,
                 &st.system,
                 wire_messages,
                 &st.tools,
                 emitter.streaming(),
-            );
-            let body = self.finalize(body);
+            ));
             let (parsed, raw) = if emitter.streaming() {
-                let t = self.stream_turn(&body, &model, emitter).await?;
+                let t = self.stream_turn(body, &model, emitter).await?;
                 st.usage.add(t.usage);
                 let raw = json!({"streamed": true, "usage": st.usage});
                 (t, raw)
             } else {
-                let raw = self.call_json(&body).await?;
+                let raw = self.call_json(body, &model).await?;
                 let t = wire::parse_response(self.style, &raw).map_err(ClientError::Decode)?;
                 st.usage.add(t.usage);
                 (t, raw)
@@ -623,17 +619,23 @@ impl Inner {
         }
     }
 
-    /// Gap 1: `request_params` shallow-merged (they win), then `body_transform`.
-    fn finalize(&self, mut body: Value) -> Value {
+    /// The bytes to send. Gap 1: `request_params` shallow-merged (they win), then
+    /// `body_transform` — both work on a `Value`, so only a client that sets them pays for
+    /// building one; every other body is serialized straight from the transcript.
+    fn encode(&self, body: &impl Serialize) -> Bytes {
+        if self.request_params.is_empty() && self.body_transform.is_none() {
+            return serde_json::to_vec(body).unwrap_or_default().into();
+        }
+        let mut body = serde_json::to_value(body).unwrap_or_default();
         if let Value::Object(map) = &mut body {
             for (k, v) in &self.request_params {
                 map.insert(k.clone(), v.clone());
             }
         }
-        match &self.body_transform {
-            Some(f) => f(body),
-            None => body,
+        if let Some(f) = &self.body_transform {
+            body = f(body);
         }
+        serde_json::to_vec(&body).unwrap_or_default().into()
     }
 
     /// `send` for `translate`: shape the body, one call with retries, under the deadline.
@@ -642,23 +644,15 @@ impl Inner {
         body: Value,
         cancel: Option<&CancellationToken>,
     ) -> Result<Value, ClientError> {
-        let body = self.finalize(body);
+        let model = body["model"].as_str().unwrap_or(&self.model).to_owned();
+        let body = self.encode(&body);
         let token = cancel.cloned().unwrap_or_default();
-        self.guard(self.call_json(&body), &token).await
-    }
-
-    fn request(&self, body: &Value) -> HttpRequest {
-        HttpRequest {
-            url: self.endpoint.clone(),
-            headers: self.headers.clone(),
-            body: serde_json::to_vec(body).unwrap_or_default().into(),
-        }
+        self.guard(self.call_json(body, &model), &token).await
     }
 
     /// One non-streaming call with retries, emitting the `llm` metric.
-    async fn call_json(&self, body: &Value) -> Result<Value, ClientError> {
+    async fn call_json(&self, body: Bytes, model: &str) -> Result<Value, ClientError> {
         let started = Instant::now();
-        let model = body["model"].as_str().unwrap_or(&self.model).to_owned();
         let result = async {
             let resp = self.post_retrying(body, true).await?;
             let bytes = resp
@@ -679,7 +673,7 @@ impl Inner {
             .and_then(|v| v.get("usage"))
             .map(|u| Usage::from_raw(self.style, u))
             .unwrap_or_default();
-        self.emit_llm(&model, result.is_ok(), usage, started);
+        self.emit_llm(model, result.is_ok(), usage, started);
         result
     }
 
@@ -696,8 +690,12 @@ impl Inner {
     /// POST with retries on 429/5xx/network (or whatever `on_error` says, bounded by
     /// `retries`). `whole` reads the body inside the attempt, so a broken body retries too
     /// (the response then carries it in memory).
-    pub(crate) async fn post_retrying(&self, body: &Value, whole: bool) -> Result<HttpResponse, ClientError> {
-        let request = self.request(body);
+    pub(crate) async fn post_retrying(&self, body: Bytes, whole: bool) -> Result<HttpResponse, ClientError> {
+        let request = HttpRequest {
+            url: self.endpoint.clone(),
+            headers: self.headers.clone(),
+            body,
+        };
         let mut attempt = 0;
         loop {
             let failure = match self.attempt(request.clone(), whole).await {

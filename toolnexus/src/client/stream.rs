@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use bytes::Bytes;
 use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
@@ -21,7 +22,7 @@ impl Inner {
     /// emitting text deltas as they arrive; reports the `llm` metric.
     pub(crate) async fn stream_turn(
         &self,
-        body: &Value,
+        body: Bytes,
         model: &str,
         emitter: &Emitter,
     ) -> Result<Turn, ClientError> {

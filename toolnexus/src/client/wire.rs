@@ -5,16 +5,19 @@
 //! back verbatim) plus canonical content parts under a `parts` key; [`wire_messages`] turns
 //! those parts into the provider's blocks right before a request is sent.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
 use crate::content::{ContentPart, UnsupportedPart};
 use crate::result::ToolResult;
+use crate::toolkit::Toolkit;
 
 /// Which wire dialect a client speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,43 +131,98 @@ pub(crate) fn headers(style: Style, api_key: &str, extra: &[(String, String)]) -
     h
 }
 
-/// The base request body, key order as the other ports send it. An empty tool list omits
-/// `tools` (and `tool_choice`) entirely — many providers reject `[]`.
-pub(crate) fn build_body(
-    style: Style,
-    model: &str,
-    system: &str,
-    messages: Vec<Value>,
-    tools: &[Value],
-    stream: bool,
-) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), model.into());
-    match style {
-        Style::OpenAi => {
-            body.insert("messages".into(), messages.into());
-            if stream {
-                body.insert("stream".into(), true.into());
-                body.insert("stream_options".into(), json!({"include_usage": true}));
-            }
-            if !tools.is_empty() {
-                body.insert("tools".into(), tools.to_vec().into());
-                body.insert("tool_choice".into(), "auto".into());
-            }
-        }
-        Style::Anthropic => {
-            body.insert("max_tokens".into(), 4096.into());
-            body.insert("system".into(), system.into());
-            body.insert("messages".into(), messages.into());
-            if stream {
-                body.insert("stream".into(), true.into());
-            }
-            if !tools.is_empty() {
-                body.insert("tools".into(), tools.to_vec().into());
-            }
+/// The tool declarations one turn sends: the toolkit's rendering (JSON text made once per
+/// tool set), or the list a `before_llm` hook put in its place.
+#[derive(Clone, Debug)]
+pub(crate) enum Declarations {
+    Rendered(Arc<RawValue>),
+    Listed(Vec<Value>),
+}
+
+impl Declarations {
+    pub(crate) fn of(toolkit: Option<&Toolkit>, style: Style) -> Self {
+        match (toolkit, style) {
+            (Some(tk), _) if tk.is_empty() => Self::Listed(Vec::new()),
+            (Some(tk), Style::OpenAi) => Self::Rendered(tk.to_openai_json()),
+            (Some(tk), Style::Anthropic) => Self::Rendered(tk.to_anthropic_json()),
+            (None, _) => Self::Listed(Vec::new()),
         }
     }
-    Value::Object(body)
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Self::Rendered(_) => false,
+            Self::Listed(list) => list.is_empty(),
+        }
+    }
+
+    /// The declarations as values, for a hook to read.
+    pub(crate) fn to_values(&self) -> Vec<Value> {
+        match self {
+            Self::Rendered(raw) => serde_json::from_str(raw.get()).unwrap_or_default(),
+            Self::Listed(list) => list.clone(),
+        }
+    }
+}
+
+impl Serialize for Declarations {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Rendered(raw) => raw.serialize(s),
+            Self::Listed(list) => list.serialize(s),
+        }
+    }
+}
+
+/// A request body, key order as the other ports send it: OpenAI `model, messages, stream,
+/// stream_options, tools, tool_choice`; Anthropic `model, max_tokens, system, messages,
+/// stream, tools`. An empty tool list omits `tools` (and `tool_choice`) entirely — many
+/// providers reject `[]`. It serializes straight to bytes, borrowing the transcript.
+#[derive(Serialize)]
+pub(crate) struct Body<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'a str>,
+    messages: Vec<Cow<'a, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a Declarations>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+impl<'a> Body<'a> {
+    pub(crate) fn new(
+        style: Style,
+        model: &'a str,
+        system: &'a str,
+        messages: Vec<Cow<'a, Value>>,
+        tools: &'a Declarations,
+        stream: bool,
+    ) -> Self {
+        let tools = (!tools.is_empty()).then_some(tools);
+        let anthropic = style == Style::Anthropic;
+        Body {
+            model,
+            max_tokens: anthropic.then_some(4096),
+            system: anthropic.then_some(system),
+            messages,
+            stream: stream.then_some(true),
+            stream_options: (stream && !anthropic).then_some(StreamOptions { include_usage: true }),
+            tool_choice: tools.filter(|_| !anthropic).map(|_| "auto"),
+            tools,
+        }
+    }
 }
 
 /// One tool call the model asked for.
@@ -322,6 +380,16 @@ pub(crate) fn tool_result_block(use_id: &str, result: &ToolResult) -> Value {
     block
 }
 
+/// Whether a content block is rewritten on the way out: a tool result carrying parts, or
+/// a canonical media part. Messages without such blocks go out as they are, not cloned.
+fn needs_encoding(b: &Value) -> bool {
+    b.get("type").and_then(Value::as_str).is_some_and(|t| match t {
+        "tool_result" => b.get("parts").is_some(),
+        "image" | "file" | "audio" => b.get("mimeType").is_some(),
+        _ => false,
+    })
+}
+
 /// A canonical media part inside a content list (`{"type":"image","mimeType":…}`), as
 /// opposed to a provider block that is already encoded.
 fn canonical_part(v: &Value) -> Option<ContentPart> {
@@ -373,23 +441,25 @@ impl PartEncoder {
     /// so there every non-text part of one turn's tool results is relocated, in call order,
     /// into one synthetic `user` message right after the last tool message; that message
     /// never enters the transcript.
-    pub(crate) fn wire_messages(
+    pub(crate) fn wire_messages<'m>(
         &self,
         style: Style,
-        messages: &[Value],
-    ) -> Result<Vec<Value>, UnsupportedPart> {
+        messages: &'m [Value],
+    ) -> Result<Vec<Cow<'m, Value>>, UnsupportedPart> {
         let mut out = Vec::with_capacity(messages.len());
         let mut relocated: Vec<Value> = Vec::new();
-        let flush = |out: &mut Vec<Value>, relocated: &mut Vec<Value>| {
+        let flush = |out: &mut Vec<Cow<'m, Value>>, relocated: &mut Vec<Value>| {
             if !relocated.is_empty() {
-                out.push(json!({"role": "user", "content": std::mem::take(relocated)}));
+                out.push(Cow::Owned(
+                    json!({"role": "user", "content": std::mem::take(relocated)}),
+                ));
             }
         };
         for m in messages {
             let role = m.get("role").and_then(Value::as_str).unwrap_or("");
             if role == "tool" {
                 let Some(obj) = m.as_object() else {
-                    out.push(m.clone());
+                    out.push(Cow::Borrowed(m));
                     continue;
                 };
                 let mut msg = obj.clone();
@@ -417,12 +487,12 @@ impl PartEncoder {
                         relocated.push(self.encode(style, p, false)?);
                     }
                 }
-                out.push(Value::Object(msg));
+                out.push(Cow::Owned(Value::Object(msg)));
                 continue;
             }
             flush(&mut out, &mut relocated);
             match m.get("content") {
-                Some(Value::Array(content)) => {
+                Some(Value::Array(content)) if content.iter().any(needs_encoding) => {
                     let attached = role == "user";
                     let mut blocks = Vec::with_capacity(content.len());
                     for b in content {
@@ -442,9 +512,9 @@ impl PartEncoder {
                     }
                     let mut msg = m.clone();
                     msg["content"] = blocks.into();
-                    out.push(msg);
+                    out.push(Cow::Owned(msg));
                 }
-                _ => out.push(m.clone()),
+                _ => out.push(Cow::Borrowed(m)),
             }
         }
         flush(&mut out, &mut relocated);
