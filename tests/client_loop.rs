@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use client_mock::{Mock, Reply, bounded, python_bodies as py, stream_events};
 use serde_json::json;
-use toolnexus::client::{RunStatus, StreamEvent, Usage};
+use toolnexus::client::{Client, RunResult, RunStatus, StreamEvent, Usage};
 
 /// The usage of both scripted turns together: 10 + 20 prompt and 5 + 3 completion tokens.
 const TWO_TURNS: Usage = Usage {
@@ -15,6 +15,13 @@ const TWO_TURNS: Usage = Usage {
     completion_tokens: 8,
     total_tokens: 38,
 };
+
+/// One run of "add 2 3 and echo hi" whose tools both wait on one barrier: it only finishes
+/// (within `BOUND`) when the turn's two calls run concurrently.
+async fn run_add_and_echo_in_parallel(client: &Client) -> RunResult {
+    let tk = client_mock::toolkit(Some(Arc::new(tokio::sync::Barrier::new(2))));
+    bounded(client.run("add 2 3 and echo hi", &tk)).await.unwrap()
+}
 
 #[tokio::test]
 async fn openai_two_parallel_tool_calls_then_a_final_answer() {
@@ -30,9 +37,7 @@ async fn openai_two_parallel_tool_calls_then_a_final_answer() {
         .system_prompt("Be brief.")
         .build()
         .unwrap();
-    // Both tools wait on one barrier: the turn's calls must run concurrently.
-    let tk = client_mock::toolkit(Some(Arc::new(tokio::sync::Barrier::new(2))));
-    let r = bounded(client.run("add 2 3 and echo hi", &tk)).await.unwrap();
+    let r = run_add_and_echo_in_parallel(&client).await;
     assert_eq!(mock.bodies(), vec![py::OPENAI_RUN_1, py::OPENAI_RUN_2]);
     let req = &mock.requests()[0];
     assert_eq!(req.path, "/v1/chat/completions");
@@ -68,8 +73,7 @@ async fn anthropic_two_parallel_tool_calls_then_a_final_answer() {
         .system_prompt("Be brief.")
         .build()
         .unwrap();
-    let tk = client_mock::toolkit(Some(Arc::new(tokio::sync::Barrier::new(2))));
-    let r = bounded(client.run("add 2 3 and echo hi", &tk)).await.unwrap();
+    let r = run_add_and_echo_in_parallel(&client).await;
     assert_eq!(mock.bodies(), vec![py::ANTHROPIC_RUN_1, py::ANTHROPIC_RUN_2]);
     let req = &mock.requests()[1];
     assert_eq!(req.path, "/v1/messages");

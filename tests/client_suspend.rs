@@ -34,6 +34,11 @@ fn always_suspends() -> Tool {
     })
 }
 
+/// Two suspending tools: `ask_city` (answerable) and `approve` (never resolved).
+fn ask_city_and_approve() -> Toolkit {
+    Toolkit::new([ask_city(), always_suspends()])
+}
+
 /// The seed document's example 2, in Rust: an injected HTTP function and a `wait_for`
 /// hook resolving the suspension inline.
 #[tokio::test]
@@ -114,10 +119,7 @@ async fn declined_answer_and_second_suspension_feed_back_errors() {
         })
         .build()
         .unwrap();
-    let r = client
-        .run("go", &Toolkit::new([ask_city(), always_suspends()]))
-        .await
-        .unwrap();
+    let r = client.run("go", &ask_city_and_approve()).await.unwrap();
     assert_eq!(r.status, RunStatus::Done);
     assert_eq!(*asked.lock().unwrap(), ["Which city?", "Approve the refund?"]);
     assert_eq!(
@@ -151,10 +153,7 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
         }))
         .build()
         .unwrap();
-    let r = client
-        .run("go", &Toolkit::new([ask_city(), always_suspends()]))
-        .await
-        .unwrap();
+    let r = client.run("go", &ask_city_and_approve()).await.unwrap();
     assert_eq!(r.status, RunStatus::Pending);
     let pending = r.pending.clone().unwrap();
     assert_eq!(
