@@ -5,9 +5,10 @@
 //!
 //! Run: `cargo run --example conversation`
 
-use toolnexus::client::{Client, RunOptions};
+mod support;
+
+use toolnexus::client::RunOptions;
 use toolnexus::{tool, toolkit};
-use toolnexus_mock::{MockModel, Scenario};
 
 /// Add two integers.
 #[tool]
@@ -17,13 +18,8 @@ fn add(a: i64, b: i64) -> i64 {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;
-    let client = Client::builder()
-        .base_url(model.base_url())
-        .style("openai")
-        .model("mock-model")
-        .api_key("not-needed-for-the-mock")
-        .build()?;
+    // The embedded mock model on 127.0.0.1 and an OpenAI-style client of it (examples/support).
+    let (_model, client) = support::mock_client("openai").await?;
     let tk = toolkit![add];
 
     // A conversation object: each send continues the transcript.

@@ -4,6 +4,8 @@
 //!
 //! Run: `cargo run --example http_tools`
 
+mod support;
+
 use std::collections::HashMap;
 
 use axum::extract::{Path, Query};
@@ -11,10 +13,8 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
-use toolnexus::client::Client;
 use toolnexus::http::{HttpToolSpec, ResultMode, http_tool};
 use toolnexus::{ToolContext, ToolSource, Toolkit};
-use toolnexus_mock::{MockModel, Scenario};
 
 /// The API the tools wrap.
 async fn start_api() -> std::io::Result<String> {
@@ -98,13 +98,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(r.output, "HTTP 404: no weather for Atlantis");
 
     // The same tools in an agent run with the mock model.
-    let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;
-    let client = Client::builder()
-        .base_url(model.base_url())
-        .style("openai")
-        .model("mock-model")
-        .api_key("not-needed-for-the-mock")
-        .build()?;
+    let (_model, client) = support::mock_client("openai").await?;
     let tk = Toolkit::new([weather, order]);
     let result = client.run(r#"get_weather {"city":"Paris"}"#, &tk).await?;
     println!("model: {:?}", result.text);

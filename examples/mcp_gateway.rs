@@ -6,12 +6,12 @@
 //!
 //! Run: `cargo run --example mcp_gateway`
 
+mod support;
+
 use serde_json::json;
-use toolnexus::client::Client;
 use toolnexus::mcp::McpStatus;
 use toolnexus::mcp::serve::{ServeOptions, serve};
 use toolnexus::{ToolContext, Toolkit, ToolkitOptions, tool, toolkit};
-use toolnexus_mock::{MockModel, Scenario};
 
 /// Look up the current weather for a city.
 #[tool]
@@ -73,13 +73,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // An agent run: the model names `get_weather`, which resolves to `gw_get_weather`.
-    let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;
-    let client = Client::builder()
-        .base_url(model.base_url())
-        .style("openai")
-        .model("mock-model")
-        .api_key("not-needed-for-the-mock")
-        .build()?;
+    let (_model, client) = support::mock_client("openai").await?;
     let result = client.run(r#"get_weather {"city":"Oslo"}"#, &tk).await?;
     println!("model: {:?}", result.text);
     assert_eq!(result.tool_calls[0].name, "gw_get_weather");

@@ -5,12 +5,12 @@
 //!
 //! Run: `cargo run --example metrics`
 
+mod support;
+
 use axum::Router;
 use axum::http::header;
 use axum::routing::get;
-use toolnexus::client::Client;
 use toolnexus::{tool, toolkit};
-use toolnexus_mock::{MockModel, Scenario};
 
 /// Add two integers.
 #[tool]
@@ -20,13 +20,8 @@ fn add(a: i64, b: i64) -> i64 {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;
-    let client = Client::builder()
-        .base_url(model.base_url())
-        .style("openai")
-        .model("mock-model")
-        .api_key("not-needed-for-the-mock")
-        .build()?;
+    // The embedded mock model on 127.0.0.1 and an OpenAI-style client of it (examples/support).
+    let (_model, client) = support::mock_client("openai").await?;
     let r = client
         .run(r#"add {"a":2,"b":3} then add {"a":5,"b":5}"#, &toolkit![add])
         .await?;

@@ -5,12 +5,13 @@
 //!
 //! Run: `cargo run --example skills`
 
+mod support;
+
 use std::path::Path;
 
 use serde_json::json;
-use toolnexus::client::{Client, RunStatus};
+use toolnexus::client::RunStatus;
 use toolnexus::{ToolContext, ToolSource, Toolkit, ToolkitOptions};
-use toolnexus_mock::{MockModel, Scenario};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -62,13 +63,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // A model loads the skill itself: the mock calls `skill`, then summarizes the result.
-    let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;
-    let client = Client::builder()
-        .base_url(model.base_url())
-        .style("openai")
-        .model("mock-model")
-        .api_key("not-needed-for-the-mock")
-        .build()?;
+    let (_model, client) = support::mock_client("openai").await?;
     let result = client.run(r#"Load skill {"name":"hello-world"}"#, &tk).await?;
     println!("model: {}", result.text);
     assert_eq!(result.status, RunStatus::Done);

@@ -4,10 +4,11 @@
 //!
 //! Run: `cargo run --example streaming`
 
+mod support;
+
 use futures::StreamExt;
-use toolnexus::client::{Client, RunOptions, RunStatus, StreamEvent};
+use toolnexus::client::{RunOptions, RunStatus, StreamEvent};
 use toolnexus::{tool, toolkit};
-use toolnexus_mock::{MockModel, Scenario};
 
 /// Look up the current weather for a city.
 #[tool]
@@ -23,13 +24,8 @@ fn add(a: i64, b: i64) -> i64 {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;
-    let client = Client::builder()
-        .base_url(model.base_url())
-        .style("openai")
-        .model("mock-model")
-        .api_key("not-needed-for-the-mock")
-        .build()?;
+    // The embedded mock model on 127.0.0.1 and an OpenAI-style client of it (examples/support).
+    let (_model, client) = support::mock_client("openai").await?;
     let tk = toolkit![get_weather, add];
 
     let prompt = r#"get_weather {"city":"Paris"} then add {"a":2,"b":3}"#;

@@ -5,20 +5,16 @@
 //!
 //! Run: `cargo run --example translate`
 
+mod support;
+
 use serde_json::{Value, json};
+use toolnexus::client::Style;
 use toolnexus::client::translate::{Draft, FinishReason, TranslateRequest};
-use toolnexus::client::{Client, Style};
-use toolnexus_mock::{MockModel, Scenario};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;
-    let client = Client::builder()
-        .base_url(model.base_url())
-        .style("anthropic")
-        .model("mock-model")
-        .api_key("not-needed-for-the-mock")
-        .build()?;
+    // The embedded mock model on 127.0.0.1 and an Anthropic-style client of it (examples/support).
+    let (_model, client) = support::mock_client("anthropic").await?;
 
     // What an OpenAI-speaking caller already has.
     let tools = vec![json!({"type": "function", "function": {

@@ -1,9 +1,13 @@
 //! Toolkit assembly (SPEC §4): source order, first-wins, shadowing, the builtins toggle from
 //! options and from config, typed config errors.
 
+mod mcp_support;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
+use mcp_support::{TESTSERVER, wait_dead};
 use serde_json::json;
 use toolnexus::builtin::BuiltinsConfig;
 use toolnexus::skill::{SkillDef, SkillProvider};
@@ -28,6 +32,11 @@ fn examples_skills() -> PathBuf {
 
 fn custom(name: &str, output: &'static str) -> Tool {
     Tool::new(name, move |_, _| async move { ToolResult::success(output) })
+}
+
+/// Why building with `options` fails.
+async fn build_error(options: ToolkitOptions) -> BuildError {
+    Toolkit::build(options).await.expect_err("the build fails")
 }
 
 async fn names(options: ToolkitOptions) -> Vec<String> {
@@ -183,10 +192,7 @@ async fn builtins_toggle_from_options_and_config() {
 async fn bad_config_is_a_typed_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.json");
-    let err = Toolkit::build(ToolkitOptions::default().config(missing.clone()))
-        .await
-        .err()
-        .unwrap();
+    let err = build_error(ToolkitOptions::default().config(missing.clone())).await;
     assert!(matches!(err, BuildError::ConfigRead { .. }));
     assert!(
         err.to_string()
@@ -196,10 +202,7 @@ async fn bad_config_is_a_typed_error_naming_the_file() {
 
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, "{\"mcpServers\": ").unwrap();
-    let err = Toolkit::build(ToolkitOptions::default().config(bad.clone()))
-        .await
-        .err()
-        .unwrap();
+    let err = build_error(ToolkitOptions::default().config(bad.clone())).await;
     assert_eq!(
         err.to_string(),
         format!(
@@ -208,19 +211,13 @@ async fn bad_config_is_a_typed_error_naming_the_file() {
         )
     );
 
-    let err = Toolkit::build(ToolkitOptions::default().config(json!([1])))
-        .await
-        .err()
-        .unwrap();
+    let err = build_error(ToolkitOptions::default().config(json!([1]))).await;
     assert_eq!(
         err.to_string(),
         "malformed config <value>: expected a JSON object"
     );
 
-    let err = Toolkit::build(ToolkitOptions::default().config(json!({"builtins": "yes"})))
-        .await
-        .err()
-        .unwrap();
+    let err = build_error(ToolkitOptions::default().config(json!({"builtins": "yes"}))).await;
     assert!(matches!(err, BuildError::Builtins { .. }));
     assert!(
         err.to_string()
@@ -289,8 +286,6 @@ async fn skills_compose_dirs_then_data_then_provider_with_filter_and_disable() {
     assert!(tk.skills_prompt().contains("**hello-world**"));
 }
 
-const TESTSERVER: &str = env!("CARGO_BIN_EXE_mcp-testserver");
-
 #[tokio::test]
 async fn mcp_tools_come_first_and_close_releases_the_servers() {
     let config = json!({
@@ -336,20 +331,11 @@ async fn mcp_tools_come_first_and_close_releases_the_servers() {
         .await
         .output;
     tk.close().await;
-    // The stdio child is gone once close() returns (bounded wait for the reaper).
-    let proc_dir = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
-    let mut alive = proc_dir.exists();
-    for _ in 0..50 {
-        let zombie = std::fs::read_to_string(proc_dir.join("stat"))
-            .map(|s| s.contains(") Z "))
-            .unwrap_or(true);
-        alive = proc_dir.exists() && !zombie;
-        if !alive {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(!alive, "MCP server {pid} still running after close()");
+    // The stdio child is gone once close() returns (a bounded wait; a zombie counts as gone).
+    assert!(
+        wait_dead(pid.trim().parse().unwrap(), Duration::from_secs(5)),
+        "MCP server {pid} still running after close()"
+    );
 }
 
 #[tokio::test]
@@ -357,10 +343,7 @@ async fn bad_mcp_server_entry_is_a_typed_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mcp.json");
     std::fs::write(&path, r#"{"mcpServers": {"broken": {"command": 7}}}"#).unwrap();
-    let err = Toolkit::build(ToolkitOptions::default().config(path.clone()))
-        .await
-        .err()
-        .unwrap();
+    let err = build_error(ToolkitOptions::default().config(path.clone())).await;
     assert!(matches!(err, BuildError::Mcp(_)));
     assert!(
         err.to_string()
@@ -379,10 +362,7 @@ async fn a_cancelled_mcp_load_fails_the_build() {
     };
     let config = json!({"mcpServers": {"srv": {"command": [TESTSERVER, "hang-init"], "timeout": 30000}}});
     let start = std::time::Instant::now();
-    let err = Toolkit::build(ToolkitOptions::default().config(config).mcp_load(load))
-        .await
-        .err()
-        .unwrap();
-    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    let err = build_error(ToolkitOptions::default().config(config).mcp_load(load)).await;
+    assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(err.to_string(), "MCP load cancelled");
 }

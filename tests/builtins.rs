@@ -3,15 +3,19 @@
 
 use serde_json::{Value, json};
 use toolnexus::builtin::{self, BuiltinsConfig};
-use toolnexus::{ToolContext, ToolResult, ToolSource, Toolkit, adapter};
+use toolnexus::{Tool, ToolContext, ToolResult, ToolSource, Toolkit, adapter};
+
+/// The built-in called `name`.
+fn builtin_named(name: &str) -> Tool {
+    builtin::all()
+        .into_iter()
+        .find(|t| t.name() == name)
+        .expect("a built-in")
+}
 
 /// Run one built-in by name with default context.
 async fn call(name: &str, args: Value) -> ToolResult {
-    let tool = builtin::all()
-        .into_iter()
-        .find(|t| t.name() == name)
-        .expect("a built-in");
-    tool.execute(args, ToolContext::default()).await
+    builtin_named(name).execute(args, ToolContext::default()).await
 }
 
 // ---------------------------------------------------------------------------------------
@@ -887,10 +891,7 @@ async fn question_suspends_then_returns_the_answer_data() {
     );
     assert!(request.id.starts_with("pnd-"));
 
-    let tool = builtin::all()
-        .into_iter()
-        .find(|t| t.name() == "question")
-        .unwrap();
+    let tool = builtin_named("question");
     let answer = toolnexus::Answer {
         id: request.id.clone(),
         ok: true,

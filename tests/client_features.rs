@@ -16,10 +16,6 @@ use toolnexus::client::{
 use toolnexus::content::{ContentPart, MediaKind};
 use toolnexus::{Tool, ToolContext, ToolResult, Toolkit};
 
-fn body(mock: &Mock, i: usize) -> Value {
-    serde_json::from_str(&mock.bodies()[i]).unwrap()
-}
-
 #[test]
 fn bad_configuration_is_a_typed_build_error() {
     let b = || {
@@ -66,7 +62,7 @@ fn bad_configuration_is_a_typed_build_error() {
 
 #[tokio::test]
 async fn system_prompt_joins_the_skills_prompt_and_no_toolkit_means_no_tools_key() {
-    let mock = Mock::start(vec![Reply::json(client_mock::openai_text("a")); 3]).await;
+    let mock = Mock::json(vec![client_mock::openai_text("a"); 3]).await;
     let mut tk = Toolkit::default();
     tk.set_skills_prompt("## Available Skills\n- **pdf**: read PDFs");
     let with_both = client_mock::client("openai", &mock.base)
@@ -89,12 +85,12 @@ async fn system_prompt_joins_the_skills_prompt_and_no_toolkit_means_no_tools_key
 
 #[tokio::test]
 async fn hooks_rewrite_short_circuit_and_observe() {
-    let mock = Mock::start(vec![
-        Reply::json(client_mock::openai_calls(&[
+    let mock = Mock::json([
+        client_mock::openai_calls(&[
             ("c1", "add", r#"{"a":1,"b":1}"#),
             ("c2", "echo", r#"{"text":"x"}"#),
-        ])),
-        Reply::json(client_mock::openai_text("done")),
+        ]),
+        client_mock::openai_text("done"),
     ])
     .await;
     let seen_raw = Arc::new(Mutex::new(Vec::new()));
@@ -144,8 +140,8 @@ async fn hooks_rewrite_short_circuit_and_observe() {
             (json!({"text":"x"}), "echo is denied", true)
         ]
     );
-    assert_eq!(body(&mock, 0)["model"], "cheap-model");
-    let second = body(&mock, 1);
+    assert_eq!(mock.json_body(0)["model"], "cheap-model");
+    let second = mock.json_body(1);
     assert_eq!(second["model"], "gpt-test");
     assert!(second.get("tools").is_none() && second.get("tool_choice").is_none());
     assert_eq!(
@@ -177,7 +173,7 @@ async fn before_llm_can_abort_the_call() {
 
 #[tokio::test]
 async fn request_params_win_then_body_transform_runs_last() {
-    let mock = Mock::start(vec![Reply::json(client_mock::anthropic_text("ok"))]).await;
+    let mock = Mock::json([client_mock::anthropic_text("ok")]).await;
     let mut params = Map::new();
     params.insert("max_tokens".into(), json!(256));
     params.insert("temperature".into(), json!(0));
@@ -199,15 +195,7 @@ async fn request_params_win_then_body_transform_runs_last() {
 
 #[tokio::test]
 async fn malformed_arguments_become_a_readable_error_and_max_turns_is_incomplete() {
-    let mock = Mock::start(vec![
-        Reply::json(client_mock::openai_calls(&[(
-            "c1",
-            "add",
-            r#"{"a":1,"#
-        )]));
-        2
-    ])
-    .await;
+    let mock = Mock::json(vec![client_mock::openai_calls(&[("c1", "add", r#"{"a":1,"#)]); 2]).await;
     let client = client_mock::client("openai", &mock.base)
         .max_turns(2)
         .build()
@@ -223,19 +211,12 @@ async fn malformed_arguments_become_a_readable_error_and_max_turns_is_incomplete
         "{msg}"
     );
     assert!(msg.ends_with("call it again with a JSON object matching its schema"));
-    assert_eq!(body(&mock, 1)["messages"][2]["content"], json!(msg));
+    assert_eq!(mock.json_body(1)["messages"][2]["content"], json!(msg));
 }
 
 #[tokio::test]
 async fn conversation_and_ask_keep_history() {
-    let mock = Mock::start(vec![
-        Reply::json(client_mock::openai_text("one")),
-        Reply::json(client_mock::openai_text("two")),
-        Reply::json(client_mock::openai_text("three")),
-        Reply::json(client_mock::openai_text("four")),
-        Reply::json(client_mock::openai_text("five")),
-    ])
-    .await;
+    let mock = Mock::json(["one", "two", "three", "four", "five"].map(client_mock::openai_text)).await;
     let client = client_mock::client("openai", &mock.base)
         .system_prompt("S")
         .build()
@@ -255,25 +236,18 @@ async fn conversation_and_ask_keep_history() {
     client.ask("a", "t1", RunOptions::new(&tk)).await.unwrap();
     let r = client.ask("b", "t1", RunOptions::new(&tk)).await.unwrap();
     assert_eq!(r.text, "four");
-    assert_eq!(body(&mock, 3)["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(mock.json_body(3)["messages"].as_array().unwrap().len(), 4);
     assert_eq!(client.store().get("t1").await.unwrap().unwrap(), r.messages);
     // Another id is another conversation.
     client.ask("c", "t2", RunOptions::new(&tk)).await.unwrap();
-    assert_eq!(body(&mock, 4)["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(mock.json_body(4)["messages"].as_array().unwrap().len(), 2);
 }
 
 #[tokio::test]
 async fn on_text_streams_deltas_and_still_returns_the_result() {
-    let sse = Reply::sse(&[
-        (
-            None,
-            json!({"choices":[{"index":0,"delta":{"content":"Hel"}}]}).to_string(),
-        ),
-        (
-            None,
-            json!({"choices":[{"index":0,"delta":{"content":"lo"}}]}).to_string(),
-        ),
-        (None, "[DONE]".into()),
+    let sse = Reply::openai_sse([
+        json!({"choices":[{"index":0,"delta":{"content":"Hel"}}]}),
+        json!({"choices":[{"index":0,"delta":{"content":"lo"}}]}),
     ]);
     let mock = Mock::start(vec![sse]).await;
     let client = client_mock::client("openai", &mock.base).build().unwrap();
@@ -289,7 +263,7 @@ async fn on_text_streams_deltas_and_still_returns_the_result() {
         .unwrap();
     assert_eq!(r.text, "Hello");
     assert_eq!(*deltas.lock().unwrap(), ["Hel", "lo"]);
-    assert_eq!(body(&mock, 0)["stream"], true);
+    assert_eq!(mock.json_body(0)["stream"], true);
 }
 
 #[tokio::test]
@@ -358,11 +332,11 @@ async fn content_parts_are_encoded_per_provider() {
         )])
     });
     let tk = Toolkit::new([plot]);
-    let mock = Mock::start(vec![
-        Reply::json(client_mock::openai_calls(&[("c1", "plot", "{}")])),
-        Reply::json(client_mock::openai_text("see chart")),
-        Reply::json(client_mock::anthropic_calls(&[("t1", "plot", json!({}))])),
-        Reply::json(client_mock::anthropic_text("see chart")),
+    let mock = Mock::json([
+        client_mock::openai_calls(&[("c1", "plot", "{}")]),
+        client_mock::openai_text("see chart"),
+        client_mock::anthropic_calls(&[("t1", "plot", json!({}))]),
+        client_mock::anthropic_text("see chart"),
     ])
     .await;
     let openai = client_mock::client("openai", &mock.base).build().unwrap();
@@ -376,7 +350,7 @@ async fn content_parts_are_encoded_per_provider() {
         )
         .await
         .unwrap();
-    let sent = body(&mock, 1);
+    let sent = mock.json_body(1);
     assert_eq!(
         sent["messages"][0]["content"],
         json!([{"type":"text","text":"draw"},{"type":"image_url","image_url":{"url":"https://x/a.png"}}])
@@ -395,16 +369,16 @@ async fn content_parts_are_encoded_per_provider() {
     let anthropic = client_mock::client("anthropic", &mock.base).build().unwrap();
     anthropic.run("draw", &tk).await.unwrap();
     assert_eq!(
-        body(&mock, 3)["messages"][2]["content"][0]["content"],
+        mock.json_body(3)["messages"][2]["content"][0]["content"],
         json!([{"type":"text","text":"chart"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"UE5H"}}])
     );
 }
 
 #[tokio::test]
 async fn metric_events_and_prometheus_text_follow_the_run() {
-    let mock = Mock::start(vec![
-        Reply::json(client_mock::openai_calls(&[("c1", "add", r#"{"a":1,"b":2}"#)])),
-        Reply::json(client_mock::openai_text("3")),
+    let mock = Mock::json([
+        client_mock::openai_calls(&[("c1", "add", r#"{"a":1,"b":2}"#)]),
+        client_mock::openai_text("3"),
     ])
     .await;
     let events = Arc::new(Mutex::new(Vec::new()));
@@ -469,15 +443,7 @@ async fn metric_events_and_prometheus_text_follow_the_run() {
 #[tokio::test]
 async fn stream_conversation_loads_and_saves_the_thread() {
     use futures::StreamExt;
-    let turn = |t: &str| {
-        Reply::sse(&[
-            (
-                None,
-                json!({"choices":[{"index":0,"delta":{"content":t}}]}).to_string(),
-            ),
-            (None, "[DONE]".into()),
-        ])
-    };
+    let turn = |t: &str| Reply::openai_sse([json!({"choices":[{"index":0,"delta":{"content":t}}]})]);
     let mock = Mock::start(vec![turn("one"), turn("two")]).await;
     let client = client_mock::client("openai", &mock.base).build().unwrap();
     for prompt in ["first", "second"] {
@@ -488,7 +454,7 @@ async fn stream_conversation_loads_and_saves_the_thread() {
         assert!(items.iter().all(Result::is_ok));
     }
     assert_eq!(
-        body(&mock, 1)["messages"],
+        mock.json_body(1)["messages"],
         json!([
             {"role":"user","content":"first"},
             {"role":"assistant","content":"one"},

@@ -4,35 +4,40 @@
 mod client_mock;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use client_mock::{Mock, Reply, python_bodies as py};
-use futures::StreamExt;
+use client_mock::{Mock, Reply, bounded, python_bodies as py, stream_events};
 use serde_json::json;
-use toolnexus::client::{RunOptions, RunStatus, StreamEvent, Usage};
+use toolnexus::client::{Client, RunResult, RunStatus, StreamEvent, Usage};
 
-const BOUND: Duration = Duration::from_secs(10);
+/// The usage of both scripted turns together: 10 + 20 prompt and 5 + 3 completion tokens.
+const TWO_TURNS: Usage = Usage {
+    prompt_tokens: 30,
+    completion_tokens: 8,
+    total_tokens: 38,
+};
+
+/// One run of "add 2 3 and echo hi" whose tools both wait on one barrier: it only finishes
+/// (within `BOUND`) when the turn's two calls run concurrently.
+async fn run_add_and_echo_in_parallel(client: &Client) -> RunResult {
+    let tk = client_mock::toolkit(Some(Arc::new(tokio::sync::Barrier::new(2))));
+    bounded(client.run("add 2 3 and echo hi", &tk)).await.unwrap()
+}
 
 #[tokio::test]
 async fn openai_two_parallel_tool_calls_then_a_final_answer() {
-    let mock = Mock::start(vec![
-        Reply::json(client_mock::openai_calls(&[
+    let mock = Mock::json([
+        client_mock::openai_calls(&[
             ("c1", "add", r#"{"a":2,"b":3}"#),
             ("c2", "echo", r#"{"text":"hi"}"#),
-        ])),
-        Reply::json(client_mock::openai_text("5 and hi")),
+        ]),
+        client_mock::openai_text("5 and hi"),
     ])
     .await;
     let client = client_mock::client("openai", &format!("{}/v1", mock.base))
         .system_prompt("Be brief.")
         .build()
         .unwrap();
-    // Both tools wait on one barrier: the turn's calls must run concurrently.
-    let tk = client_mock::toolkit(Some(Arc::new(tokio::sync::Barrier::new(2))));
-    let r = tokio::time::timeout(BOUND, client.run("add 2 3 and echo hi", &tk))
-        .await
-        .unwrap()
-        .unwrap();
+    let r = run_add_and_echo_in_parallel(&client).await;
     assert_eq!(mock.bodies(), vec![py::OPENAI_RUN_1, py::OPENAI_RUN_2]);
     let req = &mock.requests()[0];
     assert_eq!(req.path, "/v1/chat/completions");
@@ -44,14 +49,7 @@ async fn openai_two_parallel_tool_calls_then_a_final_answer() {
         (r.turns, r.tool_call_count, r.limit.as_deref(), r.pending.as_ref()),
         (2, 2, None, None)
     );
-    assert_eq!(
-        r.usage,
-        Usage {
-            prompt_tokens: 30,
-            completion_tokens: 8,
-            total_tokens: 38
-        }
-    );
+    assert_eq!(r.usage, TWO_TURNS);
     assert_eq!(r.model, "gpt-test");
     assert_eq!(
         serde_json::to_string(&r.tool_calls).unwrap(),
@@ -62,12 +60,12 @@ async fn openai_two_parallel_tool_calls_then_a_final_answer() {
 
 #[tokio::test]
 async fn anthropic_two_parallel_tool_calls_then_a_final_answer() {
-    let mock = Mock::start(vec![
-        Reply::json(client_mock::anthropic_calls(&[
+    let mock = Mock::json([
+        client_mock::anthropic_calls(&[
             ("t1", "add", json!({"a":2,"b":3})),
             ("t2", "echo", json!({"text":"hi"})),
-        ])),
-        Reply::json(client_mock::anthropic_text("5 and hi")),
+        ]),
+        client_mock::anthropic_text("5 and hi"),
     ])
     .await;
     // No `/v1` on the base: the client appends it.
@@ -75,11 +73,7 @@ async fn anthropic_two_parallel_tool_calls_then_a_final_answer() {
         .system_prompt("Be brief.")
         .build()
         .unwrap();
-    let tk = client_mock::toolkit(Some(Arc::new(tokio::sync::Barrier::new(2))));
-    let r = tokio::time::timeout(BOUND, client.run("add 2 3 and echo hi", &tk))
-        .await
-        .unwrap()
-        .unwrap();
+    let r = run_add_and_echo_in_parallel(&client).await;
     assert_eq!(mock.bodies(), vec![py::ANTHROPIC_RUN_1, py::ANTHROPIC_RUN_2]);
     let req = &mock.requests()[1];
     assert_eq!(req.path, "/v1/messages");
@@ -90,66 +84,33 @@ async fn anthropic_two_parallel_tool_calls_then_a_final_answer() {
         (r.text.as_str(), r.status, r.turns),
         ("5 and hi", RunStatus::Done, 2)
     );
-    assert_eq!(
-        r.usage,
-        Usage {
-            prompt_tokens: 30,
-            completion_tokens: 8,
-            total_tokens: 38
-        }
-    );
+    assert_eq!(r.usage, TWO_TURNS);
     assert_eq!(r.tool_calls[1].output, "echo:hi");
-}
-
-fn data(v: serde_json::Value) -> (Option<&'static str>, String) {
-    (None, v.to_string())
 }
 
 #[tokio::test]
 async fn openai_stream_assembles_tool_calls_by_index() {
-    let turn1 = Reply::sse(&[
-        data(
-            json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"add","arguments":""}}]}}]}),
-        ),
-        data(
-            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"c2","type":"function","function":{"name":"echo","arguments":"{\"text\":"}}]}}]}),
-        ),
-        data(
-            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":2,\"b\":3}"}}]}}]}),
-        ),
-        data(
-            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\"hi\"}"}}]}}]}),
-        ),
-        data(json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})),
-        data(json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}})),
-        (None, "[DONE]".into()),
+    let turn1 = Reply::openai_sse([
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"add","arguments":""}}]}}]}),
+        json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"c2","type":"function","function":{"name":"echo","arguments":"{\"text\":"}}]}}]}),
+        json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":2,\"b\":3}"}}]}}]}),
+        json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\"hi\"}"}}]}}]}),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+        json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}),
     ]);
-    let turn2 = Reply::sse(&[
-        data(json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"5 and "}}]})),
-        data(json!({"choices":[{"index":0,"delta":{"content":"hi"}}]})),
-        data(json!({"choices":[],"usage":{"prompt_tokens":20,"completion_tokens":3,"total_tokens":23}})),
-        (None, "[DONE]".into()),
+    let turn2 = Reply::openai_sse([
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"5 and "}}]}),
+        json!({"choices":[{"index":0,"delta":{"content":"hi"}}]}),
+        json!({"choices":[],"usage":{"prompt_tokens":20,"completion_tokens":3,"total_tokens":23}}),
     ]);
     let mock = Mock::start(vec![turn1, turn2]).await;
     let client = client_mock::client("openai", &format!("{}/v1", mock.base))
         .build()
         .unwrap();
     let tk = client_mock::toolkit(None);
-    let events: Vec<StreamEvent> = tokio::time::timeout(
-        BOUND,
-        client
-            .stream("add 2 3 and echo hi", RunOptions::new(&tk))
-            .map(|e| e.unwrap())
-            .collect(),
-    )
-    .await
-    .unwrap();
+    let events = stream_events(&client, "add 2 3 and echo hi", &tk).await;
     assert_eq!(mock.bodies(), vec![py::OPENAI_STREAM_1, py::OPENAI_STREAM_2]);
-    let usage = Usage {
-        prompt_tokens: 30,
-        completion_tokens: 8,
-        total_tokens: 38,
-    };
+    let usage = TWO_TURNS;
     let StreamEvent::Done { result } = events.last().unwrap().clone() else {
         panic!("no done")
     };
@@ -247,24 +208,12 @@ async fn anthropic_stream_reads_content_blocks_and_message_delta() {
         .build()
         .unwrap();
     let tk = client_mock::toolkit(None);
-    let events: Vec<StreamEvent> = tokio::time::timeout(
-        BOUND,
-        client
-            .stream("add 2 3", RunOptions::new(&tk))
-            .map(|e| e.unwrap())
-            .collect(),
-    )
-    .await
-    .unwrap();
+    let events = stream_events(&client, "add 2 3", &tk).await;
     assert_eq!(
         mock.bodies(),
         vec![py::ANTHROPIC_STREAM_1, py::ANTHROPIC_STREAM_2]
     );
-    let usage = Usage {
-        prompt_tokens: 30,
-        completion_tokens: 8,
-        total_tokens: 38,
-    };
+    let usage = TWO_TURNS;
     assert_eq!(
         events[..events.len() - 1],
         [

@@ -7,16 +7,19 @@ mod client_mock;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use client_mock::{Mock, Reply};
+use client_mock::{Mock, Reply, bounded, cancel_after};
 use futures::StreamExt;
 use serde_json::{Value, json};
-use toolnexus::client::{ClientError, ErrorDecision, RunOptions, RunStatus};
-use toolnexus::{CancellationToken, Tool, ToolContext, ToolResult, Toolkit};
-
-const BOUND: Duration = Duration::from_secs(10);
+use toolnexus::client::{Client, ClientError, ErrorDecision, RunOptions, RunResult, RunStatus};
+use toolnexus::{Tool, ToolContext, ToolResult, Toolkit};
 
 fn ok() -> Reply {
     Reply::json(client_mock::openai_text("fine"))
+}
+
+/// A one-turn run of "hi" without tools, within `BOUND`.
+async fn run_hi(client: &Client) -> Result<RunResult, ClientError> {
+    bounded(client.run("hi", &Toolkit::default())).await
 }
 
 #[tokio::test]
@@ -32,10 +35,7 @@ async fn retry_on_429_with_retry_after_zero_then_success() {
         .build()
         .unwrap();
     let started = Instant::now();
-    let r = tokio::time::timeout(BOUND, client.run("hi", &Toolkit::default()))
-        .await
-        .unwrap()
-        .unwrap();
+    let r = run_hi(&client).await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(r.text, "fine");
     let bodies = mock.bodies();
@@ -56,10 +56,7 @@ async fn unparseable_retry_after_falls_back_to_backoff() {
     ])
     .await;
     let client = client_mock::client("openai", &mock.base).build().unwrap();
-    let r = tokio::time::timeout(BOUND, client.run("hi", &Toolkit::default()))
-        .await
-        .unwrap()
-        .unwrap();
+    let r = run_hi(&client).await.unwrap();
     assert_eq!((r.text.as_str(), mock.requests().len()), ("fine", 3));
 }
 
@@ -70,10 +67,7 @@ async fn persistent_500_is_bounded_by_retries() {
         .retries(2)
         .build()
         .unwrap();
-    let err = tokio::time::timeout(BOUND, client.run("hi", &Toolkit::default()))
-        .await
-        .unwrap()
-        .unwrap_err();
+    let err = run_hi(&client).await.unwrap_err();
     assert!(matches!(err, ClientError::Provider { status: 500, .. }), "{err}");
     assert_eq!(err.to_string(), "LLM 500: upstream down");
     assert_eq!(mock.requests().len(), 3);
@@ -104,7 +98,7 @@ async fn status_401_and_402_fail_at_once_with_the_provider_message() {
     ] {
         let mock = Mock::start(vec![Reply::status(status, body), ok()]).await;
         let client = client_mock::client("anthropic", &mock.base).build().unwrap();
-        let err = client.run("hi", &Toolkit::default()).await.unwrap_err();
+        let err = run_hi(&client).await.unwrap_err();
         assert_eq!(err.to_string(), shown);
         assert_eq!(mock.requests().len(), 1);
     }
@@ -125,7 +119,7 @@ async fn on_error_decides_and_stays_bounded() {
         .build()
         .unwrap();
     assert!(matches!(
-        client.run("hi", &Toolkit::default()).await,
+        run_hi(&client).await,
         Err(ClientError::Provider { status: 503, .. })
     ));
     assert_eq!(*seen.lock().unwrap(), [(Some(503), 0, true)]);
@@ -137,7 +131,7 @@ async fn on_error_decides_and_stays_bounded() {
         .on_error(|_| ErrorDecision::Retry)
         .build()
         .unwrap();
-    assert!(client.run("hi", &Toolkit::default()).await.is_err());
+    assert!(run_hi(&client).await.is_err());
     assert_eq!(mock.requests().len(), 2);
 }
 
@@ -160,10 +154,7 @@ async fn network_errors_are_retried_then_surface() {
         })
         .build()
         .unwrap();
-    let err = tokio::time::timeout(BOUND, client.run("hi", &Toolkit::default()))
-        .await
-        .unwrap()
-        .unwrap_err();
+    let err = run_hi(&client).await.unwrap_err();
     assert!(matches!(err, ClientError::Transport(_)), "{err}");
     assert_eq!(
         *attempts.lock().unwrap(),
@@ -179,10 +170,7 @@ async fn whole_run_timeout_aborts_the_in_flight_request() {
         .build()
         .unwrap();
     let started = Instant::now();
-    let err = tokio::time::timeout(BOUND, client.run("hi", &Toolkit::default()))
-        .await
-        .unwrap()
-        .unwrap_err();
+    let err = run_hi(&client).await.unwrap_err();
     assert!(matches!(err, ClientError::Timeout(200)), "{err}");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(mock.requests().len(), 1, "an abort is never retried");
@@ -198,12 +186,7 @@ async fn whole_run_timeout_aborts_the_in_flight_request() {
         .timeout(Duration::from_millis(200))
         .build()
         .unwrap();
-    let items: Vec<_> = tokio::time::timeout(
-        BOUND,
-        client.stream("hi", RunOptions::default()).collect::<Vec<_>>(),
-    )
-    .await
-    .unwrap();
+    let items: Vec<_> = bounded(client.stream("hi", RunOptions::default()).collect()).await;
     assert!(matches!(items.as_slice(), [Err(ClientError::Timeout(200))]));
 }
 
@@ -211,18 +194,10 @@ async fn whole_run_timeout_aborts_the_in_flight_request() {
 async fn external_cancellation_aborts_the_in_flight_request() {
     let mock = Mock::start(vec![ok().delayed(Duration::from_secs(30)), ok()]).await;
     let client = client_mock::client("openai", &mock.base).build().unwrap();
-    let token = CancellationToken::new();
-    let t2 = token.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        t2.cancel();
-    });
+    let token = cancel_after(Duration::from_millis(100));
     let started = Instant::now();
     let opts = RunOptions::default().cancel(token);
-    let err = tokio::time::timeout(BOUND, client.run_with("hi", opts))
-        .await
-        .unwrap()
-        .unwrap_err();
+    let err = bounded(client.run_with("hi", opts)).await.unwrap_err();
     assert!(matches!(err, ClientError::Cancelled), "{err}");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(mock.requests().len(), 1);
@@ -238,12 +213,9 @@ async fn a_tool_that_panics_mid_run_becomes_an_error_result_and_the_loop_goes_on
     });
     let mut tk = client_mock::toolkit(None);
     tk.add_tools([boom]);
-    let mock = Mock::start(vec![
-        Reply::json(client_mock::anthropic_calls(&[
-            ("t1", "boom", json!({})),
-            ("t2", "add", json!({"a":1,"b":1})),
-        ])),
-        Reply::json(client_mock::anthropic_text("boom failed, 1+1=2")),
+    let mock = Mock::json([
+        client_mock::anthropic_calls(&[("t1", "boom", json!({})), ("t2", "add", json!({"a":1,"b":1}))]),
+        client_mock::anthropic_text("boom failed, 1+1=2"),
     ])
     .await;
     let client = client_mock::client("anthropic", &mock.base).build().unwrap();
@@ -252,7 +224,7 @@ async fn a_tool_that_panics_mid_run_becomes_an_error_result_and_the_loop_goes_on
         (r.status, r.text.as_str()),
         (RunStatus::Done, "boom failed, 1+1=2")
     );
-    let sent: Value = serde_json::from_str(&mock.bodies()[1]).unwrap();
+    let sent = mock.json_body(1);
     assert_eq!(
         sent["messages"][2]["content"],
         json!([

@@ -5,10 +5,8 @@ mod client_mock;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use client_mock::{Mock, Reply};
-use futures::StreamExt;
+use client_mock::{Mock, Reply, stream_events};
 use serde_json::{Value, json};
 use toolnexus::client::hooks::Hooks;
 use toolnexus::client::transport::{HttpResponse, from_fn};
@@ -18,8 +16,6 @@ use toolnexus::client::{
 };
 use toolnexus::suspend::{AnswerReason, answer_declined, answer_output, make_request, suspend};
 use toolnexus::{Request, Tool, ToolContext, ToolResult, Toolkit};
-
-const BOUND: Duration = Duration::from_secs(10);
 
 /// Suspends with an `input` request until it is retried with an answer.
 fn ask_city() -> Tool {
@@ -36,6 +32,11 @@ fn always_suspends() -> Tool {
     Tool::new("approve", |_: Value, _: ToolContext| async move {
         suspend(make_request("approval", "Approve the refund?", None))
     })
+}
+
+/// Two suspending tools: `ask_city` (answerable) and `approve` (never resolved).
+fn ask_city_and_approve() -> Toolkit {
+    Toolkit::new([ask_city(), always_suspends()])
 }
 
 /// The seed document's example 2, in Rust: an injected HTTP function and a `wait_for`
@@ -118,10 +119,7 @@ async fn declined_answer_and_second_suspension_feed_back_errors() {
         })
         .build()
         .unwrap();
-    let r = client
-        .run("go", &Toolkit::new([ask_city(), always_suspends()]))
-        .await
-        .unwrap();
+    let r = client.run("go", &ask_city_and_approve()).await.unwrap();
     assert_eq!(r.status, RunStatus::Done);
     assert_eq!(*asked.lock().unwrap(), ["Which city?", "Approve the refund?"]);
     assert_eq!(
@@ -138,10 +136,10 @@ async fn declined_answer_and_second_suspension_feed_back_errors() {
 
 #[tokio::test]
 async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() {
-    let mock = Mock::start(vec![Reply::json(client_mock::openai_calls(&[
+    let mock = Mock::json([client_mock::openai_calls(&[
         ("c1", "ask_city", "{}"),
         ("c2", "approve", "{}"),
-    ]))])
+    ])])
     .await;
     let events = Arc::new(Mutex::new(Vec::new()));
     let ev2 = events.clone();
@@ -155,10 +153,7 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
         }))
         .build()
         .unwrap();
-    let r = client
-        .run("go", &Toolkit::new([ask_city(), always_suspends()]))
-        .await
-        .unwrap();
+    let r = client.run("go", &ask_city_and_approve()).await.unwrap();
     assert_eq!(r.status, RunStatus::Pending);
     let pending = r.pending.clone().unwrap();
     assert_eq!(
@@ -194,10 +189,10 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
 /// A halted run crosses a process boundary as JSON; a fresh client and toolkit resume it.
 #[tokio::test]
 async fn durable_resume_across_two_client_instances_openai() {
-    let mock_a = Mock::start(vec![Reply::json(client_mock::openai_calls(&[
+    let mock_a = Mock::json([client_mock::openai_calls(&[
         ("c1", "ask_city", "{}"),
         ("c2", "add", r#"{"a":2,"b":3}"#),
-    ]))])
+    ])])
     .await;
     let tk = || {
         let mut tk = client_mock::toolkit(None);
@@ -212,10 +207,7 @@ async fn durable_resume_across_two_client_instances_openai() {
 
     let restored: RunResult = serde_json::from_str(&persisted).unwrap();
     let pending = restored.pending.clone().unwrap();
-    let mock_b = Mock::start(vec![Reply::json(client_mock::openai_text(
-        "Sunny in Chennai; 5.",
-    ))])
-    .await;
+    let mock_b = Mock::json([client_mock::openai_text("Sunny in Chennai; 5.")]).await;
     let b = client_mock::client("openai", &mock_b.base).build().unwrap();
     let wrong = toolnexus::client::relay_answer("other-id", &[]);
     let err = b
@@ -253,12 +245,7 @@ async fn durable_resume_across_two_client_instances_openai() {
 #[tokio::test]
 async fn durable_resume_through_a_file_store_anthropic() {
     let dir = tempfile::tempdir().unwrap();
-    let mock_a = Mock::start(vec![Reply::json(client_mock::anthropic_calls(&[(
-        "t1",
-        "ask_city",
-        json!({}),
-    )]))])
-    .await;
+    let mock_a = Mock::json([client_mock::anthropic_calls(&[("t1", "ask_city", json!({}))])]).await;
     let a = client_mock::client("anthropic", &mock_a.base)
         .store(Arc::new(FileStore::new(dir.path())))
         .build()
@@ -271,7 +258,7 @@ async fn durable_resume_through_a_file_store_anthropic() {
         r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Which city?","is_error":true}]}"#
     );
 
-    let mock_b = Mock::start(vec![Reply::json(client_mock::anthropic_text("Sunny."))]).await;
+    let mock_b = Mock::json([client_mock::anthropic_text("Sunny.")]).await;
     let b = client_mock::client("anthropic", &mock_b.base)
         .store(Arc::new(FileStore::new(dir.path())))
         .build()
@@ -286,7 +273,7 @@ async fn durable_resume_through_a_file_store_anthropic() {
         .await
         .unwrap();
     assert_eq!(r.text, "Sunny.");
-    let sent: Value = serde_json::from_str(&mock_b.bodies()[0]).unwrap();
+    let sent = mock_b.json_body(0);
     assert_eq!(
         sent["messages"][2],
         json!({"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Chennai","is_error":false}]})
@@ -298,12 +285,12 @@ async fn durable_resume_through_a_file_store_anthropic() {
 
 #[tokio::test]
 async fn relay_calls_of_one_turn_ride_one_request_and_resume_with_results() {
-    let mock = Mock::start(vec![
-        Reply::json(client_mock::openai_calls(&[
+    let mock = Mock::json([
+        client_mock::openai_calls(&[
             ("c1", "lookup", r#"{"q":"a"}"#),
             ("c2", "lookup", r#"{"q": "b"}"#),
-        ])),
-        Reply::json(client_mock::openai_text("both found")),
+        ]),
+        client_mock::openai_text("both found"),
     ])
     .await;
     let tk = Toolkit::new([relay_tool("lookup", "Look up", json!({"type":"object"}))]);
@@ -335,7 +322,7 @@ async fn relay_calls_of_one_turn_ride_one_request_and_resume_with_results() {
         .await
         .unwrap();
     assert_eq!(r.text, "both found");
-    let sent: Value = serde_json::from_str(&mock.bodies()[1]).unwrap();
+    let sent = mock.json_body(1);
     assert_eq!(
         sent["messages"][2],
         json!({"role":"tool","tool_call_id":"c1","content":"A"})
@@ -365,22 +352,13 @@ async fn relay_tool_named_like_a_builtin_fails_the_run_before_any_request() {
 
 #[tokio::test]
 async fn stream_surfaces_pending_before_wait_for_and_when_halting() {
-    let sse_calls = Reply::sse(&[
-        (None, json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"ask_city","arguments":"{}"}}]}}]}).to_string()),
-        (None, "[DONE]".into()),
+    let sse_calls = Reply::openai_sse([
+        json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"ask_city","arguments":"{}"}}]}}]}),
     ]);
     let mock = Mock::start(vec![sse_calls]).await;
     let client = client_mock::client("openai", &mock.base).build().unwrap();
     let tk = Toolkit::new([ask_city()]);
-    let events: Vec<StreamEvent> = tokio::time::timeout(
-        BOUND,
-        client
-            .stream("go", RunOptions::new(&tk))
-            .map(|e| e.unwrap())
-            .collect(),
-    )
-    .await
-    .unwrap();
+    let events = stream_events(&client, "go", &tk).await;
     assert!(matches!(&events[1], StreamEvent::Pending { request } if request.prompt == "Which city?"));
     let StreamEvent::Done { result } = events.last().unwrap() else {
         panic!()
@@ -390,14 +368,11 @@ async fn stream_surfaces_pending_before_wait_for_and_when_halting() {
 
 #[tokio::test]
 async fn stream_with_wait_for_emits_pending_then_the_resolved_result() {
-    let sse = |events: Vec<Value>| {
-        let mut e: Vec<(Option<&str>, String)> = events.into_iter().map(|v| (None, v.to_string())).collect();
-        e.push((None, "[DONE]".into()));
-        Reply::sse(&e)
-    };
     let mock = Mock::start(vec![
-        sse(vec![json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"ask_city","arguments":"{}"}}]}}]})]),
-        sse(vec![json!({"choices":[{"index":0,"delta":{"content":"Chennai it is."}}]})]),
+        Reply::openai_sse([
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"ask_city","arguments":"{}"}}]}}]}),
+        ]),
+        Reply::openai_sse([json!({"choices":[{"index":0,"delta":{"content":"Chennai it is."}}]})]),
     ])
     .await;
     let client = client_mock::client("openai", &mock.base)
@@ -405,15 +380,7 @@ async fn stream_with_wait_for_emits_pending_then_the_resolved_result() {
         .build()
         .unwrap();
     let tk = Toolkit::new([ask_city()]);
-    let events: Vec<StreamEvent> = tokio::time::timeout(
-        BOUND,
-        client
-            .stream("go", RunOptions::new(&tk))
-            .map(|e| e.unwrap())
-            .collect(),
-    )
-    .await
-    .unwrap();
+    let events = stream_events(&client, "go", &tk).await;
     assert!(matches!(&events[0], StreamEvent::ToolCall { id, .. } if id == "c1"));
     assert!(matches!(&events[1], StreamEvent::Pending { request } if request.kind == "input"));
     assert_eq!(

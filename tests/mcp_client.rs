@@ -20,7 +20,7 @@ async fn stdio_lists_every_page_and_prefixes_sanitized_names() {
         json!({}),
     ))
     .await;
-    assert_eq!(tk.mcp_status()["test.srv"], McpStatus::Connected);
+    assert_connected(&tk, "test.srv");
     assert_eq!(tk.len(), 22);
     let names = tk.tool_names();
     assert!(names.iter().all(|n| n.starts_with("test_srv_")), "{names:?}");
@@ -350,12 +350,7 @@ async fn streamable_http_with_expanded_headers() {
     let servers =
         json!({"remote": {"url": server.url, "headers": {"Authorization": "Bearer ${TNX_MCP_TEST_TOKEN}"}}});
     let tk = toolkit_of(servers).await;
-    assert_eq!(
-        tk.mcp_status()["remote"],
-        McpStatus::Connected,
-        "{:?}",
-        tk.mcp_status()
-    );
+    assert_connected(&tk, "remote");
     assert_eq!(tk.len(), 15);
     assert_eq!(
         call(&tk, "remote_header", json!({"name": "authorization"}))
@@ -445,12 +440,7 @@ async fn expiring_server() -> String {
 async fn an_expired_session_404_is_a_failed_call() {
     let url = expiring_server().await;
     let tk = toolkit_of(json!({"exp": {"url": url, "timeout": 3000}})).await;
-    assert_eq!(
-        tk.mcp_status()["exp"],
-        McpStatus::Connected,
-        "{:?}",
-        tk.mcp_status()
-    );
+    assert_connected(&tk, "exp");
     let start = Instant::now();
     let r = call(&tk, "exp_echo", json!({})).await;
     assert!(r.is_error, "{r:?}");
@@ -486,9 +476,7 @@ async fn elicitation_is_bridged_through_wait_for() {
         wait_for: Some(wait_for),
         ..Default::default()
     };
-    let source = source_of(stdio_server("e", &[], json!({})), opts).await;
-    let mut tk = Toolkit::default();
-    source.install(&mut tk);
+    let tk = toolkit_with(stdio_server("e", &[], json!({})), opts).await;
     let r = call(&tk, "e_ask", json!({})).await;
     assert_eq!(r.output, r#"{"action":"accept","content":{"city":"Chennai"}}"#);
     let r = call(&tk, "e_login", json!({})).await;

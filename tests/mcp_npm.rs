@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use mcp_support::*;
 use serde_json::{Value, json};
 use toolnexus::ContentPart;
-use toolnexus::mcp::{LoadOptions, McpStatus};
+use toolnexus::mcp::LoadOptions;
 use toolnexus::suspend::{Answer, Request, WaitFor};
 
 fn bin(dir: &std::path::Path, name: &str) -> Value {
@@ -23,12 +23,7 @@ async fn server_everything_over_stdio() {
         json!({"everything": {"command": [bin(&dir, "mcp-server-everything")], "timeout": 20000}}),
     )
     .await;
-    assert_eq!(
-        tk.mcp_status()["everything"],
-        McpStatus::Connected,
-        "{:?}",
-        tk.mcp_status()
-    );
+    assert_connected(&tk, "everything");
     for name in [
         "everything_echo",
         "everything_get-sum",
@@ -85,7 +80,7 @@ async fn server_everything_elicitation_through_wait_for() {
         })
     });
     let servers = json!({"ev": {"command": [bin(&dir, "mcp-server-everything")], "timeout": 20000}});
-    let source = source_of(
+    let tk = toolkit_with(
         servers,
         LoadOptions {
             wait_for: Some(wait_for),
@@ -93,8 +88,6 @@ async fn server_everything_elicitation_through_wait_for() {
         },
     )
     .await;
-    let mut tk = toolnexus::Toolkit::default();
-    source.install(&mut tk);
     let r = call(&tk, "ev_trigger-elicitation-request", json!({})).await;
     assert!(r.output.contains("- Name: Muthu"), "{}", r.output);
     tk.close().await;
@@ -126,12 +119,7 @@ async fn server_everything_over_streamable_http() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let tk = toolkit_of(json!({"remote": {"url": url, "timeout": 20000}})).await;
-    assert_eq!(
-        tk.mcp_status()["remote"],
-        McpStatus::Connected,
-        "{:?}",
-        tk.mcp_status()
-    );
+    assert_connected(&tk, "remote");
     assert_eq!(
         call(&tk, "remote_echo", json!({"message": "over http"}))
             .await
@@ -152,12 +140,7 @@ async fn server_filesystem_reads_a_real_file() {
     std::fs::write(root_path.join("note.txt"), "hello from disk\n").unwrap();
     let servers = json!({"fs": {"command": [bin(&dir, "mcp-server-filesystem"), root_path.display().to_string()], "timeout": 20000}});
     let tk = toolkit_of(servers).await;
-    assert_eq!(
-        tk.mcp_status()["fs"],
-        McpStatus::Connected,
-        "{:?}",
-        tk.mcp_status()
-    );
+    assert_connected(&tk, "fs");
     assert!(tk.get("fs_read_text_file").is_some(), "{:?}", tk.tool_names());
     let r = call(
         &tk,

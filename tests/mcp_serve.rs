@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use mcp_support::*;
 use serde_json::{Value, json};
-use toolnexus::mcp::McpStatus;
 use toolnexus::mcp::serve::{CallEvent, ServeOptions, serve};
 use toolnexus::{ContentPart, Tool, ToolResult, ToolSource, Toolkit};
 
@@ -119,7 +118,7 @@ async fn our_client_round_trips_through_the_gateway_with_filter_and_on_call() {
     };
     let handle = serve(&gateway_toolkit(), "127.0.0.1:0", options).await.unwrap();
     let tk = toolkit_of(json!({"gw": {"url": handle.url(), "timeout": 5000}})).await;
-    assert_eq!(tk.mcp_status()["gw"], McpStatus::Connected);
+    assert_connected(&tk, "gw");
     assert_eq!(tk.tool_names(), ["gw_echo", "gw_nope"]);
     let r = call(&tk, "gw_echo", json!({"text": "round trip"})).await;
     assert_eq!(

@@ -39,13 +39,19 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A skills root under `tmp` holding just the hello-world fixture.
+fn fixture_root(tmp: &Path) -> std::path::PathBuf {
+    let root = tmp.join("skills");
+    copy_dir(&fixture_dir(), &root.join("hello-world"));
+    root
+}
+
 /// A tree exercising every discovery rule: the fixture, ordering by depth then code point,
 /// duplicates, missing/malformed frontmatter, the line-wise rescue, symlinked dirs (in and
 /// out of tree, and a cycle), CRLF, a space and non-ASCII in paths, >10 sibling files,
 /// ignored dirs and a nested SKILL.md.
 fn corpus(tmp: &Path) -> std::path::PathBuf {
-    let root = tmp.join("skills");
-    copy_dir(&fixture_dir(), &root.join("hello-world"));
+    let root = fixture_root(tmp);
     write(
         &root,
         "z top/SKILL.md",
@@ -229,6 +235,15 @@ fn python_view(root: &Path, sample_limit: i64) -> Option<Value> {
     Some(serde_json::from_slice(&out.stdout).unwrap())
 }
 
+/// [`view`], and equal to the Python port's on the same tree when `TOOLNEXUS_PY` is set.
+async fn view_checked(root: &Path, sample_limit: i64) -> Value {
+    let v = view(root, sample_limit).await;
+    if let Some(py) = python_view(root, sample_limit) {
+        assert_eq!(v, py);
+    }
+    v
+}
+
 const HELLO_OUTPUT: &str = "<skill_content name=\"hello-world\">
 # Skill: hello-world
 
@@ -259,9 +274,8 @@ Note: file list is sampled.
 #[tokio::test]
 async fn fixture_skill_output_is_byte_exact() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
-    copy_dir(&fixture_dir(), &root.join("hello-world"));
-    let v = view(&root, 0).await;
+    let root = fixture_root(tmp.path());
+    let v = view_checked(&root, 0).await;
     assert_eq!(v["tool"]["hello-world"]["output"], HELLO_OUTPUT);
     assert_eq!(v["tool"]["hello-world"]["isError"], false);
     assert_eq!(
@@ -280,9 +294,6 @@ async fn fixture_skill_output_is_byte_exact() {
         "Skill \"nope\" not found. Available skills: hello-world"
     );
     assert_eq!(v["tool"]["nope"]["isError"], true);
-    if let Some(py) = python_view(&root, 0) {
-        assert_eq!(v, py);
-    }
 }
 
 /// The Python port's output on `corpus()`, written by this test when run with
@@ -310,19 +321,13 @@ async fn corpus_matches_python_port() {
 async fn sample_limit_caps_or_omits_the_file_list() {
     let tmp = tempfile::tempdir().unwrap();
     let root = corpus(tmp.path());
-    let v = view(&root, 2).await;
-    if let Some(py) = python_view(&root, 2) {
-        assert_eq!(v, py);
-    }
+    let v = view_checked(&root, 2).await;
     let out = v["tool"]["big"]["output"].as_str().unwrap();
     assert!(
         out.ends_with("<skill_files>\n<file>{ROOT}/big/B.txt</file>\n<file>{ROOT}/big/Z.md</file>\n</skill_files>\n</skill_content>"),
         "{out}"
     );
-    let v = view(&root, -1).await;
-    if let Some(py) = python_view(&root, -1) {
-        assert_eq!(v, py);
-    }
+    let v = view_checked(&root, -1).await;
     let out = v["tool"]["big"]["output"].as_str().unwrap();
     assert!(
         out.ends_with("relative to this base directory.\n</skill_content>"),
@@ -334,8 +339,7 @@ async fn sample_limit_caps_or_omits_the_file_list() {
 #[tokio::test]
 async fn data_skills_use_a_logical_base_and_come_after_directories() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
-    copy_dir(&fixture_dir(), &root.join("hello-world"));
+    let root = fixture_root(tmp.path());
     let defs = vec![
         SkillDef::new("hello-world", "shadowed by the directory skill"),
         SkillDef::new("doc", "  Use the docs.  ")

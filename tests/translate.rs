@@ -67,13 +67,16 @@ fn toolkit() -> Toolkit {
     Toolkit::new([t])
 }
 
+/// A conversation of one user message, "hi".
+fn say_hi() -> TranslateRequest {
+    TranslateRequest::new(vec![json!({"role": "user", "content": "hi"})])
+}
+
 #[test]
 fn toolkit_declarations_come_first_in_both_styles() {
-    let request = TranslateRequest::new(vec![json!({"role": "user", "content": "hi"})])
-        .with_toolkit(toolkit())
-        .with_tools(vec![
-            json!({"type": "function", "function": {"name": "caller_tool"}}),
-        ]);
+    let request = say_hi().with_toolkit(toolkit()).with_tools(vec![
+        json!({"type": "function", "function": {"name": "caller_tool"}}),
+    ]);
     let names = |tools: &[Value], f: fn(&Value) -> &Value| -> Vec<String> {
         tools.iter().map(|t| f(t).as_str().unwrap().to_string()).collect()
     };
@@ -251,8 +254,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use client_mock::{Mock, Reply};
-use toolnexus::CancellationToken;
+use client_mock::{Mock, Reply, cancel_after};
 use toolnexus::client::hooks::{Hooks, LlmOverride};
 use toolnexus::client::translate::TranslatedToolCall;
 use toolnexus::client::{Client, ClientError, MetricEvent};
@@ -325,13 +327,13 @@ fn only_llm_event(events: &Events) -> (bool, u64, u64) {
 
 #[tokio::test]
 async fn openai_translate_sends_one_exact_request_and_executes_nothing() {
-    let mock = Mock::start(vec![Reply::json(json!({
+    let mock = Mock::json([json!({
         "choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
             {"id": "call_1", "type": "function", "function": {"name": "kit_tool", "arguments": "{\"q\":1}"}},
             {"id": "call_2", "type": "function", "function": {"name": "caller_tool", "arguments": "{}"}}
         ]}, "finish_reason": "tool_calls"}],
         "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
-    }))])
+    })])
     .await;
     let counts = Arc::new(HookCounts::default());
     let events = Events::default();
@@ -403,11 +405,11 @@ async fn openai_translate_sends_one_exact_request_and_executes_nothing() {
 
 #[tokio::test]
 async fn anthropic_translate_merges_request_params_and_honours_before_llm_overrides() {
-    let mock = Mock::start(vec![Reply::json(json!({
+    let mock = Mock::json([json!({
         "content": [{"type": "text", "text": "Paris is sunny."}],
         "stop_reason": "end_turn",
         "usage": {"input_tokens": 20, "output_tokens": 4}
-    }))])
+    })])
     .await;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let seen2 = seen.clone();
@@ -501,12 +503,7 @@ async fn translate_retries_429_with_retry_after_zero_then_succeeds() {
         .build()
         .unwrap();
 
-    let result = client
-        .translate(TranslateRequest::new(vec![
-            json!({"role": "user", "content": "hi"}),
-        ]))
-        .await
-        .unwrap();
+    let result = client.translate(say_hi()).await.unwrap();
 
     assert_eq!(result.text, "ok");
     assert_eq!(result.usage.total_tokens, 3);
@@ -538,12 +535,7 @@ async fn translate_fails_at_once_on_401_and_records_an_llm_error() {
         .build()
         .unwrap();
 
-    let err = client
-        .translate(TranslateRequest::new(vec![
-            json!({"role": "user", "content": "hi"}),
-        ]))
-        .await
-        .unwrap_err();
+    let err = client.translate(say_hi()).await.unwrap_err();
 
     match err {
         ClientError::Provider {
@@ -571,12 +563,7 @@ async fn before_llm_can_abort_before_anything_is_sent() {
     let hooks = Hooks::new().before_llm(|_| async { Err("route gate: model not allowed".to_string()) });
     let client = client(&mock.base, "openai", hooks, &events).build().unwrap();
 
-    let err = client
-        .translate(TranslateRequest::new(vec![
-            json!({"role": "user", "content": "hi"}),
-        ]))
-        .await
-        .unwrap_err();
+    let err = client.translate(say_hi()).await.unwrap_err();
 
     assert!(
         matches!(err, ClientError::Hook(ref m) if m == "route gate: model not allowed"),
@@ -596,18 +583,10 @@ async fn cancelling_aborts_the_in_flight_call() {
     let client = client(&mock.base, "openai", Hooks::new(), &events)
         .build()
         .unwrap();
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        trigger.cancel();
-    });
+    let cancel = cancel_after(Duration::from_millis(100));
     let started = Instant::now();
 
-    let err = client
-        .translate(TranslateRequest::new(vec![json!({"role": "user", "content": "hi"})]).with_cancel(cancel))
-        .await
-        .unwrap_err();
+    let err = client.translate(say_hi().with_cancel(cancel)).await.unwrap_err();
 
     assert!(matches!(err, ClientError::Cancelled), "{err:?}");
     assert!(
@@ -630,12 +609,7 @@ async fn the_whole_call_timeout_applies() {
         .unwrap();
     let started = Instant::now();
 
-    let err = client
-        .translate(TranslateRequest::new(vec![
-            json!({"role": "user", "content": "hi"}),
-        ]))
-        .await
-        .unwrap_err();
+    let err = client.translate(say_hi()).await.unwrap_err();
 
     assert!(matches!(err, ClientError::Timeout(200)), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(10));

@@ -35,6 +35,13 @@ impl Reply {
         }
         Self::status(200, &body).header("content-type", "text/event-stream")
     }
+    /// An OpenAI streaming body: each chunk as a `data:` event, then `data: [DONE]`.
+    pub fn openai_sse(chunks: impl IntoIterator<Item = Value>) -> Self {
+        let mut events: Vec<(Option<&str>, String)> =
+            chunks.into_iter().map(|c| (None, c.to_string())).collect();
+        events.push((None, "[DONE]".into()));
+        Self::sse(&events)
+    }
     pub fn status(status: u16, body: &str) -> Self {
         Self {
             status,
@@ -117,6 +124,11 @@ impl Mock {
         Mock { base, recorded }
     }
 
+    /// A mock answering each request with the next of `bodies` as JSON.
+    pub async fn json(bodies: impl IntoIterator<Item = Value>) -> Mock {
+        Self::start(bodies.into_iter().map(Reply::json).collect()).await
+    }
+
     pub fn requests(&self) -> Vec<Recorded> {
         self.recorded.lock().unwrap().clone()
     }
@@ -124,6 +136,11 @@ impl Mock {
     /// The request bodies, in arrival order.
     pub fn bodies(&self) -> Vec<String> {
         self.requests().into_iter().map(|r| r.body).collect()
+    }
+
+    /// The `i`th request body, parsed.
+    pub fn json_body(&self, i: usize) -> Value {
+        serde_json::from_str(&self.bodies()[i]).unwrap()
     }
 }
 
@@ -169,8 +186,10 @@ async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<Recorded> {
 
 pub mod python_bodies;
 
+use futures::StreamExt;
 use serde_json::json;
-use toolnexus::{Tool, ToolContext, ToolResult, Toolkit};
+use toolnexus::client::{Client, RunOptions, StreamEvent};
+use toolnexus::{CancellationToken, Tool, ToolContext, ToolResult, Toolkit};
 
 /// `add` and `echo`, the tools of the captured Python scenarios. Both wait on `barrier`
 /// (when given), so a sequential loop would never get past the first call.
@@ -228,7 +247,7 @@ pub fn anthropic_text(text: &str) -> Value {
 }
 
 pub fn client(style: &str, base: &str) -> toolnexus::client::ClientBuilder {
-    toolnexus::client::Client::builder()
+    Client::builder()
         .base_url(base)
         .style(style)
         .model(if style == "openai" {
@@ -238,4 +257,34 @@ pub fn client(style: &str, base: &str) -> toolnexus::client::ClientBuilder {
         })
         .api_key("sk-test-key")
         .retry_base(Duration::from_millis(1))
+}
+
+/// How long one run may take before the test counts it as hung.
+pub const BOUND: Duration = Duration::from_secs(10);
+
+/// `fut`'s output; a hang past `BOUND` fails the test instead of stalling it.
+pub async fn bounded<T>(fut: impl Future<Output = T>) -> T {
+    tokio::time::timeout(BOUND, fut).await.expect("done within BOUND")
+}
+
+/// Every event of one streamed run over `tk`, each unwrapped, within `BOUND`.
+pub async fn stream_events(client: &Client, prompt: &str, tk: &Toolkit) -> Vec<StreamEvent> {
+    bounded(
+        client
+            .stream(prompt, RunOptions::new(tk))
+            .map(|e| e.unwrap())
+            .collect(),
+    )
+    .await
+}
+
+/// A token that cancels itself after `delay`, to abort a call in flight.
+pub fn cancel_after(delay: Duration) -> CancellationToken {
+    let token = CancellationToken::new();
+    let trigger = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        trigger.cancel();
+    });
+    token
 }

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolnexus::mcp::{LoadOptions, McpConfig, McpSource, load};
+use toolnexus::mcp::{LoadOptions, McpConfig, McpStatus, load};
 use toolnexus::{ToolContext, ToolResult, Toolkit};
 
 /// The test MCP server binary (built by Cargo as a bin of this package).
@@ -27,17 +27,27 @@ pub fn stdio_server(name: &str, args: &[&str], extra: Value) -> Value {
 
 /// Load a `{"mcpServers": servers}` document into a fresh toolkit.
 pub async fn toolkit_of(servers: Value) -> Toolkit {
+    toolkit_with(servers, LoadOptions::default()).await
+}
+
+/// [`toolkit_of`] with load options (a `wait_for`, a cancel token).
+pub async fn toolkit_with(servers: Value, opts: LoadOptions) -> Toolkit {
     let cfg = McpConfig::from_value(&json!({ "mcpServers": servers })).expect("valid config");
-    let source = load(&cfg, LoadOptions::default()).await.expect("not cancelled");
+    let source = load(&cfg, opts).await.expect("not cancelled");
     let mut tk = Toolkit::default();
     source.install(&mut tk);
     tk
 }
 
-/// Load without installing.
-pub async fn source_of(servers: Value, opts: LoadOptions) -> McpSource {
-    let cfg = McpConfig::from_value(&json!({ "mcpServers": servers })).expect("valid config");
-    load(&cfg, opts).await.expect("not cancelled")
+/// Assert that `server` connected, showing every server's status when it did not.
+#[track_caller]
+pub fn assert_connected(tk: &Toolkit, server: &str) {
+    assert_eq!(
+        tk.mcp_status()[server],
+        McpStatus::Connected,
+        "{:?}",
+        tk.mcp_status()
+    );
 }
 
 /// Call a toolkit tool with default context.

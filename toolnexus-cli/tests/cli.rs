@@ -19,6 +19,14 @@ fn run(args: &[&str]) -> Output {
         .expect("spawn toolnexus")
 }
 
+/// `toolnexus tools --config FILE ARGS…`, with `config` written to a temp FILE.
+fn tools_with_config(config: &str, args: &[&str]) -> Output {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("mcp.json");
+    std::fs::write(&cfg, config).unwrap();
+    run(&[&["tools", "--config", cfg.to_str().unwrap()], args].concat())
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
@@ -170,14 +178,10 @@ fn prompt_prints_the_skills_catalog() {
 
 #[test]
 fn config_file_builtins_key_is_honoured() {
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = tmp.path().join("mcp.json");
-    std::fs::write(
-        &cfg,
+    let o = tools_with_config(
         r#"{"mcpServers": {}, "builtins": {"tools": {"bash": false, "webfetch": false}}}"#,
-    )
-    .unwrap();
-    let o = run(&["tools", "--config", cfg.to_str().unwrap(), "--format", "names"]);
+        &["--format", "names"],
+    );
     assert_eq!(
         stdout(&o),
         "apply_patch\nedit\nglob\ngrep\nquestion\nread\ntodowrite\nwrite\n"
@@ -186,21 +190,10 @@ fn config_file_builtins_key_is_honoured() {
 
 #[test]
 fn a_dead_mcp_server_is_isolated() {
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = tmp.path().join("mcp.json");
-    std::fs::write(
-        &cfg,
+    let o = tools_with_config(
         r#"{"mcpServers": {"dead": {"command": ["/nonexistent/mcp"], "timeout": 1000}}}"#,
-    )
-    .unwrap();
-    let o = run(&[
-        "tools",
-        "--config",
-        cfg.to_str().unwrap(),
-        "--no-builtins",
-        "--format",
-        "names",
-    ]);
+        &["--no-builtins", "--format", "names"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "");
 }

@@ -21,16 +21,22 @@ fn run(base: &str, args: &[&str], stdin: &str, cwd: &std::path::Path) -> Output 
     child.wait_with_output().unwrap()
 }
 
+/// The scripted model on 127.0.0.1, served by the returned runtime: keep both for the test.
+fn start_mock() -> (tokio::runtime::Runtime, MockModel) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt
+        .block_on(MockModel::start("127.0.0.1:0", Scenario::Planner))
+        .unwrap();
+    (rt, mock)
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]
 fn once_runs_the_tools_shows_the_calls_and_prints_the_answer() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let mock = rt
-        .block_on(MockModel::start("127.0.0.1:0", Scenario::Planner))
-        .unwrap();
+    let (_rt, mock) = start_mock();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "hi").unwrap();
     let o = run(
@@ -51,10 +57,7 @@ fn once_runs_the_tools_shows_the_calls_and_prints_the_answer() {
 
 #[test]
 fn repl_asks_a_question_on_the_terminal_and_quits_on_exit() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let mock = rt
-        .block_on(MockModel::start("127.0.0.1:0", Scenario::Planner))
-        .unwrap();
+    let (_rt, mock) = start_mock();
     let dir = tempfile::tempdir().unwrap();
     let input = "question {\"questions\":[{\"question\":\"Which city?\"}]}\nChennai\nhello\nexit\n";
     let o = run(&mock.base_url(), &["--style", "openai"], input, dir.path());
