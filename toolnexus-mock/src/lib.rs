@@ -26,6 +26,7 @@
 //! }
 //! ```
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 
 use axum::body::Bytes;
@@ -35,7 +36,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt as _;
 use axum::{Json, Router};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -75,53 +77,65 @@ pub enum Reply {
 /// Decide the next reply for a transcript (`messages`, OpenAI or Anthropic shapes) given the
 /// advertised tool names.
 pub fn plan(scenario: Scenario, messages: &[Value], names: &[&str]) -> Reply {
+    match scenario {
+        Scenario::Bench => bench_reply(messages.iter().rev().map(Cow::Borrowed), names),
+        Scenario::Planner => planner_reply(messages, names),
+    }
+}
+
+/// The planner: step *n* of the prompt is tool-calling turn *n*, then a summary.
+fn planner_reply(messages: &[Value], names: &[&str]) -> Reply {
     let last_user = messages
         .iter()
         .rposition(|m| m["role"] == "user" && !is_tool_result_turn(m))
         .unwrap_or(0);
     let since = &messages[last_user.min(messages.len())..];
     let turns_done = since.iter().filter(|m| is_tool_call_turn(m)).count();
-    match scenario {
-        Scenario::Bench => {
-            if since.iter().any(is_tool_result_turn) {
-                return Reply::Text(BENCH_ANSWER.to_owned());
-            }
-            let pick = |suffix: &str| resolve(names, suffix).unwrap_or(suffix).to_owned();
-            Reply::Calls(vec![
-                Call {
-                    id: "call_weather_1".into(),
-                    name: pick("get_weather"),
-                    arguments: json!({"city": "Paris"}),
-                },
-                Call {
-                    id: "call_add_1".into(),
-                    name: pick("add"),
-                    arguments: json!({"a": 2, "b": 2}),
-                },
-            ])
+    let prompt = messages.get(last_user).map(text_of).unwrap_or_default();
+    let steps: Vec<Vec<(String, Value)>> = split_steps(&prompt)
+        .iter()
+        .map(|s| calls_in(s, names))
+        .filter(|c| !c.is_empty())
+        .collect();
+    match steps.get(turns_done) {
+        Some(step) => Reply::Calls(
+            step.iter()
+                .enumerate()
+                .map(|(i, (name, arguments))| Call {
+                    id: format!("call_{}_{}", turns_done + 1, i + 1),
+                    name: name.clone(),
+                    arguments: arguments.clone(),
+                })
+                .collect(),
+        ),
+        None => Reply::Text(summarize(since, &prompt)),
+    }
+}
+
+/// The benchmark script, reading the transcript from its latest message back to the prompt:
+/// a tool result since the prompt means turn 2. Only the messages it reads are parsed.
+fn bench_reply<'v>(latest_first: impl Iterator<Item = Cow<'v, Value>>, names: &[&str]) -> Reply {
+    for m in latest_first {
+        if is_tool_result_turn(&m) {
+            return Reply::Text(BENCH_ANSWER.to_owned());
         }
-        Scenario::Planner => {
-            let prompt = messages.get(last_user).map(text_of).unwrap_or_default();
-            let steps: Vec<Vec<(String, Value)>> = split_steps(&prompt)
-                .iter()
-                .map(|s| calls_in(s, names))
-                .filter(|c| !c.is_empty())
-                .collect();
-            match steps.get(turns_done) {
-                Some(step) => Reply::Calls(
-                    step.iter()
-                        .enumerate()
-                        .map(|(i, (name, arguments))| Call {
-                            id: format!("call_{}_{}", turns_done + 1, i + 1),
-                            name: name.clone(),
-                            arguments: arguments.clone(),
-                        })
-                        .collect(),
-                ),
-                None => Reply::Text(summarize(since, &prompt)),
-            }
+        if m["role"] == "user" {
+            break;
         }
     }
+    let pick = |suffix: &str| resolve(names, suffix).unwrap_or(suffix).to_owned();
+    Reply::Calls(vec![
+        Call {
+            id: "call_weather_1".into(),
+            name: pick("get_weather"),
+            arguments: json!({"city": "Paris"}),
+        },
+        Call {
+            id: "call_add_1".into(),
+            name: pick("add"),
+            arguments: json!({"a": 2, "b": 2}),
+        },
+    ])
 }
 
 fn is_tool_call_turn(m: &Value) -> bool {
@@ -278,42 +292,181 @@ fn estimate_tokens(v: &Value) -> u64 {
     (v.to_string().len() as u64).div_ceil(4)
 }
 
-/// The OpenAI Chat Completions response for `reply`.
-pub fn openai_response(model: &str, reply: &Reply, usage: (u64, u64)) -> Value {
-    let (message, finish) = match reply {
+/// The OpenAI Chat Completions response body for `reply`.
+///
+/// ```
+/// use toolnexus_mock::{openai_response, Reply};
+///
+/// let body = openai_response("m", &Reply::Text("hi".into()), (3, 1));
+/// assert_eq!(
+///     body,
+///     r#"{"id":"chatcmpl-mock","object":"chat.completion","created":0,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}"#
+/// );
+/// ```
+pub fn openai_response(model: &str, reply: &Reply, usage: (u64, u64)) -> String {
+    let (content, tool_calls, finish_reason) = match reply {
         Reply::Calls(calls) => (
-            json!({"role": "assistant", "content": null, "tool_calls": calls.iter().map(|c| json!({
-                "id": c.id, "type": "function",
-                "function": {"name": c.name, "arguments": c.arguments.to_string()}
-            })).collect::<Vec<_>>()}),
+            None,
+            Some(calls.iter().map(OpenAiToolCall::from).collect()),
             "tool_calls",
         ),
-        Reply::Text(t) => (json!({"role": "assistant", "content": t}), "stop"),
+        Reply::Text(t) => (Some(t.as_str()), None, "stop"),
     };
-    json!({
-        "id": "chatcmpl-mock", "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1, "total_tokens": usage.0 + usage.1},
-    })
+    let body = OpenAiResponse {
+        id: "chatcmpl-mock",
+        object: "chat.completion",
+        created: 0,
+        model,
+        choices: [OpenAiChoice {
+            index: 0,
+            message: OpenAiMessage {
+                role: "assistant",
+                content,
+                tool_calls,
+            },
+            finish_reason,
+        }],
+        usage: OpenAiUsage::from(usage),
+    };
+    to_json(&body)
 }
 
-/// The Anthropic Messages response for `reply`.
-pub fn anthropic_response(model: &str, reply: &Reply, usage: (u64, u64)) -> Value {
-    let (content, stop) = match reply {
+/// The Anthropic Messages response body for `reply`.
+pub fn anthropic_response(model: &str, reply: &Reply, usage: (u64, u64)) -> String {
+    let (content, stop_reason) = match reply {
         Reply::Calls(calls) => (
             calls
                 .iter()
-                .map(|c| json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}))
-                .collect::<Vec<_>>(),
+                .map(|c| AnthropicBlock::ToolUse {
+                    id: &c.id,
+                    name: &c.name,
+                    input: &c.arguments,
+                })
+                .collect(),
             "tool_use",
         ),
-        Reply::Text(t) => (vec![json!({"type": "text", "text": t})], "end_turn"),
+        Reply::Text(t) => (vec![AnthropicBlock::Text { text: t }], "end_turn"),
     };
-    json!({
-        "id": "msg_mock", "type": "message", "role": "assistant", "model": model,
-        "content": content, "stop_reason": stop,
-        "usage": {"input_tokens": usage.0, "output_tokens": usage.1},
-    })
+    let body = AnthropicResponse {
+        id: "msg_mock",
+        kind: "message",
+        role: "assistant",
+        model,
+        content,
+        stop_reason,
+        usage: AnthropicUsage {
+            input_tokens: usage.0,
+            output_tokens: usage.1,
+        },
+    };
+    to_json(&body)
+}
+
+fn to_json(body: &impl Serialize) -> String {
+    // Plain structs of strings and numbers: serializing them cannot fail.
+    serde_json::to_string(body).unwrap_or_default()
+}
+
+// The response bodies as typed structs, in the wire's key order: built and written without
+// an intermediate `Value`, so the model costs the benchmark as little as a remote one would.
+#[derive(Serialize)]
+struct OpenAiResponse<'a> {
+    id: &'static str,
+    object: &'static str,
+    created: u64,
+    model: &'a str,
+    choices: [OpenAiChoice<'a>; 1],
+    usage: OpenAiUsage,
+}
+
+#[derive(Serialize)]
+struct OpenAiChoice<'a> {
+    index: u32,
+    message: OpenAiMessage<'a>,
+    finish_reason: &'static str,
+}
+
+#[derive(Serialize)]
+struct OpenAiMessage<'a> {
+    role: &'static str,
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_calls: Option<Vec<OpenAiToolCall<'a>>>,
+}
+
+#[derive(Serialize)]
+struct OpenAiToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: OpenAiFunction<'a>,
+}
+
+impl<'a> From<&'a Call> for OpenAiToolCall<'a> {
+    fn from(c: &'a Call) -> Self {
+        OpenAiToolCall {
+            id: &c.id,
+            kind: "function",
+            function: OpenAiFunction {
+                name: &c.name,
+                arguments: c.arguments.to_string(),
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct OpenAiFunction<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct OpenAiUsage {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    total_tokens: u64,
+}
+
+impl From<(u64, u64)> for OpenAiUsage {
+    fn from((prompt_tokens, completion_tokens): (u64, u64)) -> Self {
+        OpenAiUsage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens: prompt_tokens + completion_tokens,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct AnthropicResponse<'a> {
+    id: &'static str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    role: &'static str,
+    model: &'a str,
+    content: Vec<AnthropicBlock<'a>>,
+    stop_reason: &'static str,
+    usage: AnthropicUsage,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum AnthropicBlock<'a> {
+    Text {
+        text: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+    },
+}
+
+#[derive(Serialize)]
+struct AnthropicUsage {
+    input_tokens: u64,
+    output_tokens: u64,
 }
 
 /// The OpenAI SSE stream for `reply`: text in word-sized deltas, tool calls by index with
@@ -364,30 +517,31 @@ pub fn openai_sse(model: &str, reply: &Reply, usage: (u64, u64), include_usage: 
     out
 }
 
-fn reply_usage(scenario: Scenario, messages: &[Value], reply: &Reply) -> (u64, u64) {
-    match scenario {
-        Scenario::Bench => (20, 8),
-        Scenario::Planner => {
-            let out = match reply {
-                Reply::Text(t) => estimate_tokens(&json!(t)),
-                Reply::Calls(c) => c.iter().map(|c| estimate_tokens(&c.arguments) + 4).sum(),
-            };
-            let prompt = serde_json::to_string(messages).map_or(0, |s| s.len() as u64);
-            (prompt.div_ceil(4), out)
-        }
-    }
+/// The benchmark script's fixed usage (prompt, completion tokens), as in the other ports' mock.
+const BENCH_USAGE: (u64, u64) = (20, 8);
+
+/// The planner's usage: about four characters a token.
+fn planner_usage(messages: &[Value], reply: &Reply) -> (u64, u64) {
+    let out = match reply {
+        Reply::Text(t) => estimate_tokens(&json!(t)),
+        Reply::Calls(c) => c.iter().map(|c| estimate_tokens(&c.arguments) + 4).sum(),
+    };
+    let prompt = serde_json::to_string(messages).map_or(0, |s| s.len() as u64);
+    (prompt.div_ceil(4), out)
 }
 
 /// What the model reads of a request body (OpenAI or Anthropic shape). Tool schemas are
 /// skipped unparsed: only the names matter, and parsing every schema on every turn would
 /// make the mock, not the client, the cost a benchmark measures.
 #[derive(Deserialize)]
-struct RequestBody {
-    #[serde(default)]
-    model: Option<String>,
-    messages: Vec<Value>,
-    #[serde(default)]
-    tools: Vec<ToolEntry>,
+struct RequestBody<'a> {
+    #[serde(default, borrow)]
+    model: Option<Cow<'a, str>>,
+    /// Checked as JSON, parsed into values only as far as the scenario reads.
+    #[serde(borrow)]
+    messages: Vec<&'a RawValue>,
+    #[serde(default, borrow)]
+    tools: Vec<ToolEntry<'a>>,
     #[serde(default)]
     stream: bool,
     #[serde(default)]
@@ -396,16 +550,17 @@ struct RequestBody {
 
 /// An OpenAI `{type, function: {name}}` or Anthropic `{name}` tool entry.
 #[derive(Deserialize)]
-struct ToolEntry {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    function: Option<FunctionName>,
+struct ToolEntry<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function: Option<FunctionName<'a>>,
 }
 
 #[derive(Deserialize)]
-struct FunctionName {
-    name: String,
+struct FunctionName<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
 }
 
 #[derive(Deserialize)]
@@ -414,18 +569,27 @@ struct StreamOptions {
     include_usage: bool,
 }
 
-impl RequestBody {
+impl RequestBody<'_> {
     fn tool_names(&self) -> Vec<&str> {
         self.tools
             .iter()
-            .filter_map(|t| t.function.as_ref().map(|f| f.name.as_str()).or(t.name.as_deref()))
+            .filter_map(|t| t.function.as_ref().map(|f| &*f.name).or(t.name.as_deref()))
             .collect()
     }
 
     fn reply(&self, scenario: Scenario) -> (Reply, (u64, u64), &str) {
-        let reply = plan(scenario, &self.messages, &self.tool_names());
-        let usage = reply_usage(scenario, &self.messages, &reply);
-        (reply, usage, self.model.as_deref().unwrap_or("mock-model"))
+        let model = self.model.as_deref().unwrap_or("mock-model");
+        let names = self.tool_names();
+        // Already checked as JSON while the body was read: parsing a message again cannot fail.
+        let parse = |m: &&RawValue| serde_json::from_str(m.get()).unwrap_or(Value::Null);
+        if scenario == Scenario::Bench {
+            let latest_first = self.messages.iter().rev().map(|m| Cow::Owned(parse(m)));
+            return (bench_reply(latest_first, &names), BENCH_USAGE, model);
+        }
+        let messages: Vec<Value> = self.messages.iter().map(parse).collect();
+        let reply = planner_reply(&messages, &names);
+        let usage = planner_usage(&messages, &reply);
+        (reply, usage, model)
     }
 }
 
@@ -445,7 +609,11 @@ async fn chat(State(scenario): State<Scenario>, body: Bytes) -> Response {
         let sse = openai_sse(model, &reply, usage, include_usage);
         return ([(header::CONTENT_TYPE, "text/event-stream")], sse).into_response();
     }
-    Json(openai_response(model, &reply, usage)).into_response()
+    json_response(openai_response(model, &reply, usage))
+}
+
+fn json_response(body: String) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// Anthropic bodies carry the system prompt beside the messages and tool results as blocks;
@@ -456,7 +624,7 @@ async fn messages(State(scenario): State<Scenario>, body: Bytes) -> Response {
         Err(e) => return bad_request(e),
     };
     let (reply, usage, model) = body.reply(scenario);
-    Json(anthropic_response(model, &reply, usage)).into_response()
+    json_response(anthropic_response(model, &reply, usage))
 }
 
 /// The model's HTTP routes: `POST /v1/chat/completions` (and without `/v1`), `POST
@@ -591,7 +759,7 @@ mod tests {
         let mut messages =
             vec![json!({"role": "user", "content": "What's the weather in Paris and what is 2+2?"})];
         let reply = plan(Scenario::Bench, &messages, &tools);
-        let body = openai_response("m", &reply, (20, 8));
+        let body: Value = serde_json::from_str(&openai_response("m", &reply, (20, 8))).unwrap();
         assert_eq!(
             body["choices"][0]["message"]["tool_calls"].to_string(),
             r#"[{"id":"call_weather_1","type":"function","function":{"name":"bench_get_weather","arguments":"{\"city\":\"Paris\"}"}},{"id":"call_add_1","type":"function","function":{"name":"bench_add","arguments":"{\"a\":2,\"b\":2}"}}]"#

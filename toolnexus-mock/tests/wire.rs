@@ -46,6 +46,49 @@ async fn openai_and_anthropic_wires() {
     assert!(head.starts_with("HTTP/1.1 400"), "{head}");
 }
 
+/// The benchmark script's bodies, byte for byte, on both wires: turn 1 (two parallel calls,
+/// names resolved by suffix) and turn 2 (the final answer once a tool result is in).
+#[tokio::test]
+async fn bench_bodies_are_byte_exact() {
+    let model = MockModel::start("127.0.0.1:0", Scenario::Bench).await.unwrap();
+    let turn1 = json!({"model": "m1", "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": {"name": "b_add"}},
+                  {"type": "function", "function": {"name": "b_get_weather"}}]});
+    let turn2 = json!({"model": "m1", "messages": [{"role": "user", "content": "hi"},
+        {"role": "tool", "tool_call_id": "x", "content": "y"}]});
+    let expected = [
+        (
+            "/v1/chat/completions",
+            &turn1,
+            r#"{"id":"chatcmpl-mock","object":"chat.completion","created":0,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_weather_1","type":"function","function":{"name":"b_get_weather","arguments":"{\"city\":\"Paris\"}"}},{"id":"call_add_1","type":"function","function":{"name":"b_add","arguments":"{\"a\":2,\"b\":2}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":20,"completion_tokens":8,"total_tokens":28}}"#,
+        ),
+        (
+            "/v1/chat/completions",
+            &turn2,
+            r#"{"id":"chatcmpl-mock","object":"chat.completion","created":0,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"The weather in Paris is Sunny, 22C. And 2 + 2 = 4."},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":8,"total_tokens":28}}"#,
+        ),
+        (
+            "/v1/messages",
+            &turn1,
+            r#"{"id":"msg_mock","type":"message","role":"assistant","model":"m1","content":[{"type":"tool_use","id":"call_weather_1","name":"b_get_weather","input":{"city":"Paris"}},{"type":"tool_use","id":"call_add_1","name":"b_add","input":{"a":2,"b":2}}],"stop_reason":"tool_use","usage":{"input_tokens":20,"output_tokens":8}}"#,
+        ),
+        (
+            "/v1/messages",
+            &turn2,
+            r#"{"id":"msg_mock","type":"message","role":"assistant","model":"m1","content":[{"type":"text","text":"The weather in Paris is Sunny, 22C. And 2 + 2 = 4."}],"stop_reason":"end_turn","usage":{"input_tokens":20,"output_tokens":8}}"#,
+        ),
+    ];
+    for (path, req, want) in expected {
+        let (head, body) = post(&model, path, req).await;
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: application/json"),
+            "{head}"
+        );
+        assert_eq!(body, want, "{path}");
+    }
+}
+
 #[tokio::test]
 async fn streaming_is_server_sent_events() {
     let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await.unwrap();

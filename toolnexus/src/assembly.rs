@@ -266,6 +266,8 @@ pub enum BuildError {
 
 /// The config document, read once.
 struct Config {
+    // Named in errors by the `builtins` section and by a refused MCP section.
+    #[cfg_attr(all(feature = "mcp", not(feature = "builtins")), allow(dead_code))]
     origin: String,
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     path: Option<PathBuf>,

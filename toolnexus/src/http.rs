@@ -271,7 +271,7 @@ fn transport_error(name: &str, timeout: Duration, e: reqwest::Error) -> String {
 
 fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(reqwest::Client::new)
+    CLIENT.get_or_init(|| crate::net::client_builder().build().unwrap_or_default())
 }
 
 fn is_word_char(c: char) -> bool {

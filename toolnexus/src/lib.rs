@@ -39,6 +39,8 @@ pub mod context;
 pub mod http;
 pub mod mcp;
 pub mod native;
+#[cfg(any(feature = "client", feature = "mcp", feature = "http", feature = "builtins"))]
+mod net;
 pub mod result;
 pub mod schema;
 #[cfg(feature = "skills")]

@@ -48,7 +48,7 @@ fn client() -> Result<&'static reqwest::Client, String> {
     if let Some(c) = CLIENT.get() {
         return Ok(c);
     }
-    let built = reqwest::Client::builder()
+    let built = crate::net::client_builder()
         .user_agent(concat!("toolnexus/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| format!("webfetch: cannot create an HTTP client: {e}"))?;

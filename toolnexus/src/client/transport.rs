@@ -173,7 +173,7 @@ pub struct ReqwestTransport {
 impl ReqwestTransport {
     /// A transport whose connections must be established within `connect_timeout`.
     pub fn new(connect_timeout: Duration) -> Self {
-        let client = reqwest::Client::builder()
+        let client = crate::net::client_builder()
             .connect_timeout(connect_timeout)
             .build()
             .unwrap_or_default();

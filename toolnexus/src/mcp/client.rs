@@ -585,7 +585,7 @@ fn http_transport<'a>(
         custom.insert(header, value);
     }
     // Our own client: reqwest's default has no connect timeout.
-    let client = reqwest::Client::builder()
+    let client = crate::net::client_builder()
         .connect_timeout(limit)
         .tcp_nodelay(true)
         .build()
