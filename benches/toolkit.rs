@@ -54,6 +54,10 @@ fn to_openai(c: &mut Criterion) {
     c.bench_function("to_openai_100_tools_serialized", |b| {
         b.iter(|| serde_json::to_string(&tk.to_openai()).unwrap())
     });
+    // What the client sends each turn: rendered once per tool set, then shared.
+    c.bench_function("to_openai_json_100_tools_cached", |b| {
+        b.iter(|| tk.to_openai_json())
+    });
     c.bench_function("to_gemini_100_tools", |b| b.iter(|| tk.to_gemini()));
 }
 

@@ -13,7 +13,9 @@
 //! `--mcp-cmd` starts (default: this binary re-executed as the workspace's bench server);
 //! `full` adds the skills under `examples/skills` and the built-in tools to `mcp`.
 //! `init_ms` is the toolkit build (MCP spawn, initialize and listing included) plus the client;
-//! the per-request figures are each one whole `run`.
+//! the per-request figures are each one whole `run`. It runs on tokio's current-thread
+//! runtime (one thread, like the Python and JS ports' event loops); `--runtime multi` runs it
+//! on the multi-thread runtime instead, where each hop between tasks can be a thread wake-up.
 //!
 //! Output: `{"name","init_ms","tool_count","p50_ms","p95_ms","mean_ms","n","final_ok"}`.
 
@@ -47,6 +49,7 @@ struct Args {
     mcp_cmd: Option<String>,
     runs: usize,
     warmup: usize,
+    multi_thread: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -56,6 +59,7 @@ fn parse_args() -> Result<Args, String> {
         mcp_cmd: None,
         runs: 100,
         warmup: 10,
+        multi_thread: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -66,6 +70,13 @@ fn parse_args() -> Result<Args, String> {
             "--mcp-cmd" => args.mcp_cmd = Some(value()?),
             "--runs" => args.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
             "--warmup" => args.warmup = value()?.parse().map_err(|e| format!("--warmup: {e}"))?,
+            "--runtime" => {
+                args.multi_thread = match value()?.as_str() {
+                    "current" => false,
+                    "multi" => true,
+                    other => return Err(format!("--runtime must be current or multi, not {other}")),
+                }
+            }
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -90,10 +101,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let mut builder = if args.multi_thread {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let rt = builder.enable_all().build().expect("a runtime");
     match rt.block_on(bench(args)) {
         Ok(line) => {
             println!("{line}");

@@ -159,9 +159,9 @@ async fn python_mcp_sdk_client_lists_and_calls() {
         .args(["-c", "import mcp"])
         .output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        println!(
-            "SKIPPED: `{python}` cannot import the `mcp` SDK (set TOOLNEXUS_PYTHON to a venv python with `pip install mcp`)"
-        );
+        peer_missing(&format!(
+            "`{python}` cannot import the `mcp` SDK (set TOOLNEXUS_PYTHON to a venv python with `pip install mcp==1.30.0`)"
+        ));
         return;
     }
     let handle = serve(&gateway_toolkit(), "127.0.0.1:0", ServeOptions::default())
