@@ -523,3 +523,17 @@ async fn inventory_lists_unfiltered_and_disconnects() {
     assert_eq!(inv.status["bad"].as_str(), "failed");
     assert!(!inv.tools.contains_key("bad"));
 }
+
+/// `mcp-testserver bench`, the benchmarks' MCP peer: the three tools and answers of the other
+/// ports' `mcp_server.py`, over stdio.
+#[tokio::test]
+async fn the_bench_server_answers_like_the_other_ports() {
+    let tk = toolkit_of(json!({"bench": {"command": [TESTSERVER, "bench"]}})).await;
+    assert_connected(&tk, "bench");
+    assert_eq!(tk.tool_names(), ["bench_add", "bench_echo", "bench_get_weather"]);
+    let weather = call(&tk, "bench_get_weather", json!({"city": "Paris"})).await;
+    assert_eq!(weather.output, "The weather in Paris is Sunny, 22C.");
+    assert_eq!(call(&tk, "bench_add", json!({"a": 2, "b": 2})).await.output, "4");
+    assert_eq!(call(&tk, "bench_echo", json!({"text": "hi"})).await.output, "hi");
+    tk.close().await;
+}

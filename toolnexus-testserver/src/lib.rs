@@ -289,12 +289,17 @@ pub async fn serve_http(listener: tokio::net::TcpListener, server: TestServer) {
 /// The binary's entry point (see the crate docs for the modes).
 pub fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let mode = args.first().map(String::as_str).unwrap_or("stdio");
+    if mode == "bench" {
+        // The same single-threaded server the `bench` example re-executes itself as.
+        bench::serve_stdio();
+        return;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let mode = args.first().map(String::as_str).unwrap_or("stdio");
     rt.block_on(async {
         match mode {
             "stdio" => {
@@ -311,11 +316,6 @@ pub fn main() {
                     listener.local_addr().expect("an address")
                 );
                 serve_http(listener, TestServer::new(parse_args(&args[2.min(args.len())..]))).await;
-            }
-            "bench" => {
-                if let Ok(running) = bench::BenchServer.serve(stdio()).await {
-                    let _ = running.waiting().await;
-                }
             }
             "hang-init" => {
                 use tokio::io::AsyncReadExt;
