@@ -23,7 +23,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use toolnexus::client::Client;
 use toolnexus::{Toolkit, ToolkitOptions, tool, toolkit};
 use toolnexus_mock::{BENCH_ANSWER, MockModel, Scenario};
@@ -119,7 +119,13 @@ fn main() -> ExitCode {
     match rt.block_on(work) {
         Ok(line) => {
             println!("{line}");
-            ExitCode::SUCCESS
+            // The line is printed either way; a wrong answer still fails the run.
+            if line["final_ok"] == true {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("bench: a run did not end with the expected answer and two good tool calls");
+                ExitCode::FAILURE
+            }
         }
         Err(e) => {
             eprintln!("bench: {e}");
@@ -134,7 +140,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-async fn bench(args: Args) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+async fn bench(args: Args) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
     let _mock;
     let base_url = match &args.mock {
         Some(url) => url.clone(),
@@ -203,6 +209,5 @@ async fn bench(args: Args) -> Result<String, Box<dyn std::error::Error + Send + 
         "mean_ms": round(mean),
         "n": samples.len(),
         "final_ok": final_ok,
-    })
-    .to_string())
+    }))
 }
