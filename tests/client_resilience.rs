@@ -160,6 +160,19 @@ async fn network_errors_are_retried_then_surface() {
         *attempts.lock().unwrap(),
         [(0, true, true), (1, true, true), (2, true, true)]
     );
+    // The message names the cause and what to check, not just "error sending request".
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with(&format!(
+            "LLM request failed: request failed: error sending request for url (http://127.0.0.1:{port}/chat/completions): "
+        )),
+        "{msg}"
+    );
+    assert!(msg.contains("Connection refused"), "{msg}");
+    assert!(
+        msg.ends_with(" (is the model server running, and is base_url right?)"),
+        "{msg}"
+    );
 }
 
 #[tokio::test]

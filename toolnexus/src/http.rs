@@ -260,13 +260,7 @@ fn transport_error(name: &str, timeout: Duration, e: reqwest::Error) -> String {
     // The chain names the cause (connection refused, DNS, TLS); the URL is stripped
     // because a placeholder may carry data the model should not see echoed twice.
     let e = e.without_url();
-    let mut msg = format!("{name}: HTTP request failed: {e}");
-    let mut source = std::error::Error::source(&e);
-    while let Some(s) = source {
-        msg.push_str(&format!(": {s}"));
-        source = s.source();
-    }
-    msg
+    format!("{name}: HTTP request failed: {}", crate::net::error_chain(&e))
 }
 
 fn client() -> &'static reqwest::Client {

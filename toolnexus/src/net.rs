@@ -15,6 +15,20 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, Error as TlsError, SignatureScheme};
 use rustls_platform_verifier::Verifier;
 
+/// An error and its causes, `: `-joined. reqwest's own message hides the cause ("error
+/// sending request"); whoever reads it — a model, a newcomer — needs "connection refused".
+#[cfg(any(feature = "client", feature = "http", feature = "builtins"))]
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        msg.push_str(": ");
+        msg.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    msg
+}
+
 /// A reqwest client builder on the shared TLS configuration.
 pub(crate) fn client_builder() -> reqwest::ClientBuilder {
     static SHARED: OnceLock<Option<SharedTls>> = OnceLock::new();

@@ -80,7 +80,7 @@ async fn run(args: Value) -> Result<ToolResult, String> {
             .get(parsed)
             .send()
             .await
-            .map_err(|e| format!("webfetch: cannot fetch {url}: {}", error_chain(&e)))?;
+            .map_err(|e| format!("webfetch: cannot fetch {url}: {}", crate::net::error_chain(&e)))?;
         let status = resp.status().as_u16();
         if !resp.status().is_success() {
             return Ok(ToolResult::failure(format!("HTTP {status}")).with_meta("status", status));
@@ -91,11 +91,12 @@ async fn run(args: Value) -> Result<ToolResult, String> {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.to_ascii_lowercase().contains("html"));
         let mut body = Vec::new();
-        while let Some(chunk) = resp
-            .chunk()
-            .await
-            .map_err(|e| format!("webfetch: reading the body of {url} failed: {}", error_chain(&e)))?
-        {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| {
+            format!(
+                "webfetch: reading the body of {url} failed: {}",
+                crate::net::error_chain(&e)
+            )
+        })? {
             if body.len() + chunk.len() > MAX_BODY_BYTES {
                 return Err(format!(
                     "webfetch: the body of {url} exceeds the {MAX_BODY_BYTES}-byte limit"
@@ -134,18 +135,6 @@ fn html_to_markdown(html: &str) -> std::io::Result<String> {
         .skip_tags(vec!["head", "script", "style", "noscript", "template"])
         .build()
         .convert(html)
-}
-
-/// `reqwest` errors hide their cause ("error sending request"); the model needs it.
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut msg = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        msg.push_str(": ");
-        msg.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    msg
 }
 
 /// Light HTML → text, exactly as the other ports do it: drop scripts, styles and tags,

@@ -195,10 +195,14 @@ impl HttpTransport for ReqwestTransport {
                 builder = builder.header(k, v);
             }
             // reqwest's error Display names the URL, never header values.
-            let resp = builder
-                .send()
-                .await
-                .map_err(|e| TransportError::network(format!("request failed: {e}")))?;
+            let resp = builder.send().await.map_err(|e| {
+                let hint = if e.is_connect() {
+                    " (is the model server running, and is base_url right?)"
+                } else {
+                    ""
+                };
+                TransportError::network(format!("request failed: {}{hint}", crate::net::error_chain(&e)))
+            })?;
             let status = resp.status().as_u16();
             let headers = resp
                 .headers()
@@ -207,7 +211,14 @@ impl HttpTransport for ReqwestTransport {
                 .collect();
             let body = resp
                 .bytes_stream()
-                .map(|r| r.map_err(|e| TransportError::network(format!("reading the response failed: {e}"))))
+                .map(|r| {
+                    r.map_err(|e| {
+                        TransportError::network(format!(
+                            "reading the response failed: {}",
+                            crate::net::error_chain(&e)
+                        ))
+                    })
+                })
                 .boxed();
             Ok(HttpResponse {
                 status,
