@@ -190,7 +190,8 @@ impl Inner {
                 }
                 self.drive(&mut st, toolkit, emitter, cancel).await
             };
-            self.guard(work, cancel).await
+            // Pinned here and lent to `guard`, so the run's future holds it once, not twice.
+            self.guard(std::pin::pin!(work), cancel).await
         };
         let ms = st.started.elapsed().as_secs_f64() * 1000.0;
         let run_event = |error: Option<String>| MetricEvent::Run {
@@ -366,10 +367,11 @@ impl Inner {
                         request: request.clone(),
                     })
                     .await;
-                match self
-                    .resolve(toolkit, call, &args, request, turn, cancel, &mut relay_answer)
-                    .await
-                {
+                // Boxed: a suspension is rare, and its future would otherwise make every
+                // run's future kilobytes larger (and every move of it slower).
+                let resolving =
+                    Box::pin(self.resolve(toolkit, call, &args, request, turn, cancel, &mut relay_answer));
+                match resolving.await {
                     Ok(r) => result = r,
                     Err(request) => {
                         // The halt's placeholder: the suspension's prompt, as an error result.
