@@ -503,9 +503,11 @@ pub fn openai_sse(model: &str, reply: &Reply, usage: (u64, u64), include_usage: 
     };
     events.push(chunk(json!({}), json!(finish)));
     if include_usage {
-        events.push(json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0,
+        events.push(
+            json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0,
             "model": model, "choices": [],
-            "usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1, "total_tokens": usage.0 + usage.1}}));
+            "usage": OpenAiUsage::from(usage)}),
+        );
     }
     let mut out = String::new();
     for e in events {

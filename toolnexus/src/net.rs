@@ -1,5 +1,5 @@
-//! The TLS set-up every HTTP client of the crate shares: the LLM client, MCP over HTTP,
-//! HTTP tools and `webfetch`.
+//! What every HTTP client of the crate shares — the LLM client, MCP over HTTP, HTTP tools and
+//! `webfetch`: one TLS set-up, and error messages that keep their cause.
 //!
 //! reqwest's default rustls set-up reads and parses the system's root certificates each
 //! time a client is built — milliseconds and a few hundred KB per client, paid even by a
