@@ -479,7 +479,7 @@ async fn connect(
     let (running, child) = match &server.transport {
         Transport::Local { command, env, cwd } => {
             let (child, stdout, stdin) = spawn(command, env.iter(), cwd.as_deref())?;
-            match tokio::time::timeout(limit, handler.serve((stdout, stdin))).await {
+            match tokio::time::timeout(limit, handler.serve(super::stdio::Stdio::new(stdout, stdin))).await {
                 Ok(Ok(running)) => (running, Some(child)),
                 Ok(Err(e)) => return Err(format!("initialize failed: {e}")),
                 Err(_) => return Err(format!("initialize timed out after {ms}ms")),

@@ -19,6 +19,8 @@ pub mod config;
 mod schema;
 #[cfg(feature = "serve")]
 pub mod serve;
+#[cfg(feature = "mcp")]
+mod stdio;
 
 #[cfg(feature = "mcp")]
 pub use client::{LoadOptions, McpInventory, McpSource, ToolInfo, list_mcp_tools, load};
