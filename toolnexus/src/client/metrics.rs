@@ -135,6 +135,9 @@ impl MetricsRegistry {
 
     /// Folds one event into the cumulative series.
     pub fn record(&self, event: &MetricEvent) {
+        // One scratch key for every series touched: a series that already exists (every
+        // event after the first of its kind) costs no allocation.
+        let mut key = String::with_capacity(96);
         let mut s = self.lock();
         match event {
             MetricEvent::Llm {
@@ -145,17 +148,16 @@ impl MetricsRegistry {
                 completion_tokens,
             } => {
                 let status = if *ok { "ok" } else { "error" };
-                *s.llm_requests
-                    .entry(labels(&[("model", model), ("status", status)]))
-                    .or_default() += 1;
+                labels(&mut key, &[("model", model), ("status", status)]);
+                *series(&mut s.llm_requests, &key) += 1;
                 if *ok {
-                    *s.llm_tokens.entry(labels(&[("type", "prompt")])).or_default() += prompt_tokens;
-                    *s.llm_tokens.entry(labels(&[("type", "completion")])).or_default() += completion_tokens;
+                    labels(&mut key, &[("type", "prompt")]);
+                    *series(&mut s.llm_tokens, &key) += prompt_tokens;
+                    labels(&mut key, &[("type", "completion")]);
+                    *series(&mut s.llm_tokens, &key) += completion_tokens;
                 }
-                s.llm_duration
-                    .entry(labels(&[("model", model)]))
-                    .or_default()
-                    .observe(ms / 1000.0);
+                labels(&mut key, &[("model", model)]);
+                series(&mut s.llm_duration, &key).observe(ms / 1000.0);
             }
             MetricEvent::Tool {
                 tool,
@@ -166,22 +168,24 @@ impl MetricsRegistry {
             } => {
                 // A suspension is a pause for the user, never a failure.
                 let is_error = *is_error && !*pending;
-                let key = labels(&[
-                    ("tool", tool),
-                    ("source", source.as_str()),
-                    ("is_error", bool_str(is_error)),
-                    ("pending", bool_str(*pending)),
-                ]);
-                *s.tool_calls.entry(key).or_default() += 1;
-                s.tool_duration
-                    .entry(labels(&[("tool", tool)]))
-                    .or_default()
-                    .observe(ms / 1000.0);
+                labels(
+                    &mut key,
+                    &[
+                        ("tool", tool),
+                        ("source", source.as_str()),
+                        ("is_error", bool_str(is_error)),
+                        ("pending", bool_str(*pending)),
+                    ],
+                );
+                *series(&mut s.tool_calls, &key) += 1;
+                labels(&mut key, &[("tool", tool)]);
+                series(&mut s.tool_duration, &key).observe(ms / 1000.0);
             }
             MetricEvent::Run { model, error, .. } => {
                 // An empty error message counts as no error, as in the other ports.
                 if error.as_deref().is_some_and(|e| !e.is_empty()) {
-                    *s.run_errors.entry(labels(&[("model", model)])).or_default() += 1;
+                    labels(&mut key, &[("model", model)]);
+                    *series(&mut s.run_errors, &key) += 1;
                 }
             }
         }
@@ -240,26 +244,37 @@ fn bool_str(b: bool) -> &'static str {
     if b { "true" } else { "false" }
 }
 
-/// Renders ordered label pairs as `k="v",k="v"`; the pair order is part of the format.
-fn labels(pairs: &[(&str, &str)]) -> String {
-    let mut out = String::new();
+/// The series under `key`, created empty on first use (the key is copied only then).
+fn series<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_owned(), V::default());
+    }
+    map.get_mut(key).expect("inserted above")
+}
+
+/// Renders ordered label pairs as `k="v",k="v"` into `out` (cleared first); the pair order
+/// is part of the format.
+fn labels(out: &mut String, pairs: &[(&str, &str)]) {
+    out.clear();
     for (i, (k, v)) in pairs.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
         out.push_str(k);
         out.push_str("=\"");
-        for c in v.chars() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                '"' => out.push_str("\\\""),
-                '\n' => out.push_str("\\n"),
-                c => out.push(c),
-            }
+        let mut rest = *v;
+        while let Some(at) = rest.find(['\\', '"', '\n']) {
+            out.push_str(&rest[..at]);
+            out.push_str(match rest.as_bytes()[at] {
+                b'\\' => "\\\\",
+                b'"' => "\\\"",
+                _ => "\\n",
+            });
+            rest = &rest[at + 1..];
         }
+        out.push_str(rest);
         out.push('"');
     }
-    out
 }
 
 fn header(out: &mut String, name: &str, help: &str, kind: &str) {

@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -168,6 +168,9 @@ where
 /// dropping the future aborts it.
 pub struct ReqwestTransport {
     client: reqwest::Client,
+    /// The last URL posted to, parsed: a client posts to one endpoint, and parsing it
+    /// again is ~7 K instructions a request.
+    endpoint: Mutex<Option<(String, reqwest::Url)>>,
 }
 
 impl ReqwestTransport {
@@ -177,7 +180,24 @@ impl ReqwestTransport {
             .connect_timeout(connect_timeout)
             .build()
             .unwrap_or_default();
-        Self { client }
+        Self {
+            client,
+            endpoint: Mutex::default(),
+        }
+    }
+
+    /// `url` parsed, from the cache when it is the last one; `None` when it does not
+    /// parse, so reqwest reports that the way it reports every other bad request.
+    fn endpoint(&self, url: &str) -> Option<reqwest::Url> {
+        let mut last = self.endpoint.lock().unwrap_or_else(|e| e.into_inner());
+        match &*last {
+            Some((raw, parsed)) if raw == url => Some(parsed.clone()),
+            _ => {
+                let parsed = reqwest::Url::parse(url).ok()?;
+                *last = Some((url.to_owned(), parsed.clone()));
+                Some(parsed)
+            }
+        }
     }
 }
 
@@ -190,7 +210,11 @@ impl Default for ReqwestTransport {
 impl HttpTransport for ReqwestTransport {
     fn post(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
         Box::pin(async move {
-            let mut builder = self.client.post(&request.url).body(request.body);
+            let mut builder = match self.endpoint(&request.url) {
+                Some(url) => self.client.post(url),
+                None => self.client.post(&request.url),
+            }
+            .body(request.body);
             for (k, v) in &request.headers {
                 builder = builder.header(k, v);
             }
@@ -226,5 +250,33 @@ impl HttpTransport for ReqwestTransport {
                 body,
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_endpoint_cache_follows_the_url() {
+        let t = ReqwestTransport::default();
+        let at = |url: &str| t.endpoint(url).map(|u| u.to_string());
+        assert_eq!(
+            at("http://127.0.0.1:9/v1/chat/completions").as_deref(),
+            Some("http://127.0.0.1:9/v1/chat/completions")
+        );
+        assert_eq!(
+            at("http://127.0.0.1:9/v1/chat/completions").as_deref(),
+            Some("http://127.0.0.1:9/v1/chat/completions")
+        );
+        assert_eq!(
+            at("http://127.0.0.1:9/v1/messages").as_deref(),
+            Some("http://127.0.0.1:9/v1/messages")
+        );
+        assert_eq!(at("not a url"), None);
+        assert_eq!(
+            at("http://127.0.0.1:9/v1/messages").as_deref(),
+            Some("http://127.0.0.1:9/v1/messages")
+        );
     }
 }
