@@ -115,6 +115,8 @@ async fn hooks_rewrite_short_circuit_and_observe() {
                 r.turn,
                 r.model.clone(),
                 r.response["usage"]["total_tokens"].clone(),
+                // The whole response, message included, even though the run took the message.
+                r.response["choices"][0]["message"]["role"].clone(),
             ));
             async {}
         })
@@ -147,8 +149,8 @@ async fn hooks_rewrite_short_circuit_and_observe() {
     assert_eq!(
         *seen_raw.lock().unwrap(),
         [
-            (0, "cheap-model".to_owned(), json!(15)),
-            (1, "gpt-test".to_owned(), json!(23))
+            (0, "cheap-model".to_owned(), json!(15), json!("assistant")),
+            (1, "gpt-test".to_owned(), json!(23), json!("assistant"))
         ]
     );
     assert_eq!(r.model, "gpt-test");

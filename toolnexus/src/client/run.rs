@@ -39,14 +39,20 @@ impl Emitter {
         self.tx.is_some() || self.on_text.is_some()
     }
 
+    /// A non-text event, built only when a `stream()` consumer is there to read it (the
+    /// tool-call and result events copy arguments and outputs).
+    pub(crate) async fn event(&self, make: impl FnOnce() -> StreamEvent) {
+        if let Some(tx) = &self.tx {
+            // A dropped receiver aborts the whole run (see `stream::spawn_stream`).
+            let _ = tx.send(Ok(make())).await;
+        }
+    }
+
     pub(crate) async fn send(&self, event: StreamEvent) {
         if let (StreamEvent::Text { delta }, Some(f)) = (&event, &self.on_text) {
             f(delta);
         }
-        if let Some(tx) = &self.tx {
-            // A dropped receiver aborts the whole run (see `stream::spawn_stream`).
-            let _ = tx.send(Ok(event)).await;
-        }
+        self.event(|| event).await;
     }
 }
 
@@ -301,8 +307,9 @@ impl Inner {
                 let raw = json!({"streamed": true, "usage": st.usage});
                 (t, raw)
             } else {
-                let raw = self.call_json(body, &model).await?;
-                let t = wire::parse_response(self.style, &raw).map_err(ClientError::Decode)?;
+                let mut raw = self.call_json(body, &model).await?;
+                let keep = self.hooks.after_llm.is_some();
+                let t = wire::parse_response(self.style, &mut raw, keep).map_err(ClientError::Decode)?;
                 st.usage.add(t.usage);
                 (t, raw)
             };
@@ -323,7 +330,7 @@ impl Inner {
             }
             for c in &calls {
                 emitter
-                    .send(StreamEvent::ToolCall {
+                    .event(|| StreamEvent::ToolCall {
                         id: c.id.clone(),
                         name: c.name.clone(),
                         args: c.args_or_empty(),
@@ -363,7 +370,7 @@ impl Inner {
         for (call, (args, mut result)) in calls.iter().zip(outcomes) {
             if let Some(request) = result.pending() {
                 emitter
-                    .send(StreamEvent::Pending {
+                    .event(|| StreamEvent::Pending {
                         request: request.clone(),
                     })
                     .await;
@@ -384,7 +391,7 @@ impl Inner {
             if halted.is_some() {
                 break;
             }
-            emitter.send(result_event(call, &result)).await;
+            emitter.event(|| result_event(call, &result)).await;
         }
         if !blocks.is_empty() {
             st.messages.push(json!({"role": "user", "content": blocks}));
@@ -614,7 +621,7 @@ impl Inner {
                 }
             };
             self.push_result(st, &mut blocks, call, args, &result);
-            emitter.send(result_event(call, &result)).await;
+            emitter.event(|| result_event(call, &result)).await;
         }
         if !blocks.is_empty() {
             st.messages.push(json!({"role": "user", "content": blocks}));

@@ -274,19 +274,20 @@ pub(crate) struct Turn {
     pub usage: Usage,
 }
 
-/// Parse a non-streaming response body.
-pub(crate) fn parse_response(style: Style, data: &Value) -> Result<Turn, String> {
+/// Parse a non-streaming response body. The assistant message is moved out of `data`,
+/// or copied when `keep` (an `after_llm` hook reads the whole response afterwards).
+pub(crate) fn parse_response(style: Style, data: &mut Value, keep: bool) -> Result<Turn, String> {
     let usage = data
         .get("usage")
         .map(|u| Usage::from_raw(style, u))
         .unwrap_or_default();
+    let out = |v: &mut Value| if keep { v.clone() } else { v.take() };
     match style {
         Style::OpenAi => {
-            let message = data
-                .pointer("/choices/0/message")
-                .filter(|m| m.is_object())
-                .ok_or_else(|| format!("LLM response has no choices[0].message: {}", short(data)))?
-                .clone();
+            let message = match data.pointer_mut("/choices/0/message") {
+                Some(m) if m.is_object() => out(m),
+                _ => return Err(format!("LLM response has no choices[0].message: {}", short(data))),
+            };
             let text = message
                 .get("content")
                 .and_then(Value::as_str)
@@ -305,17 +306,18 @@ pub(crate) fn parse_response(style: Style, data: &Value) -> Result<Turn, String>
             })
         }
         Style::Anthropic => {
-            let content = match data.get("content") {
-                Some(Value::Array(blocks)) => blocks.clone(),
-                None | Some(Value::Null) => Vec::new(),
+            let content = match data.get_mut("content") {
+                Some(blocks @ Value::Array(_)) => out(blocks),
+                None | Some(Value::Null) => Value::Array(Vec::new()),
                 Some(_) => return Err(format!("LLM response content is not an array: {}", short(data))),
             };
-            let text = content
+            let blocks = content.as_array().map(Vec::as_slice).unwrap_or_default();
+            let text = blocks
                 .iter()
                 .filter(|b| b["type"] == "text")
                 .filter_map(|b| b["text"].as_str())
                 .collect();
-            let calls = content
+            let calls = blocks
                 .iter()
                 .filter(|b| b["type"] == "tool_use")
                 .map(anthropic_call)
