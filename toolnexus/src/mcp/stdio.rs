@@ -287,11 +287,13 @@ mod tests {
     async fn everything_else_takes_rmcps_decoding() {
         let (mut t, mut server, _sent) = wired();
         // A pending call answered with a shape that is not a call result: rmcp's reading.
-        let _ = t.send(call(1));
+        t.send(call(1)).await.unwrap();
         // A response to a request that was not a call.
         let list = ClientRequest::ListToolsRequest(ListToolsRequest::default());
-        let _ = t.send(ClientJsonRpcMessage::request(list, RequestId::Number(2)));
-        let _ = t.send(call(3));
+        t.send(ClientJsonRpcMessage::request(list, RequestId::Number(2)))
+            .await
+            .unwrap();
+        t.send(call(3)).await.unwrap();
         let lines = concat!(
             r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
             "\n",
@@ -328,7 +330,7 @@ mod tests {
     async fn noise_is_skipped_and_an_overlong_line_dropped_without_ending_the_session() {
         let (mut t, mut server, _sent) = wired();
         t.max_line = 64;
-        let _ = t.send(call(5));
+        t.send(call(5)).await.unwrap();
         let long = format!(
             "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{{\"pad\":\"{}\"}}}}",
             "a".repeat(200)
@@ -385,7 +387,7 @@ mod tests {
         let (mut t, _server, _sent) = wired();
         for id in 0..=MAX_PENDING_CALLS as i64 {
             // Only the bookkeeping matters here: the writes are never awaited.
-            let _ = t.send(call(id));
+            drop(t.send(call(id)));
         }
         assert_eq!(t.calls.lock().unwrap().len(), 1);
     }
