@@ -39,7 +39,8 @@ pub(super) struct Stdio<R, W> {
     /// Dropping the rest of an over-long line.
     discarding: bool,
     write: Arc<tokio::sync::Mutex<Option<W>>>,
-    calls: Arc<Mutex<HashSet<RequestId>>>,
+    /// Ids of our `tools/call` requests still awaiting their response.
+    calls: Mutex<HashSet<RequestId>>,
 }
 
 enum Read {
@@ -57,7 +58,7 @@ impl<R: AsyncRead + Unpin, W> Stdio<R, W> {
             max_line: MAX_LINE,
             discarding: false,
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
-            calls: Arc::default(),
+            calls: Mutex::default(),
         }
     }
 
@@ -92,12 +93,14 @@ impl<R: AsyncRead + Unpin, W> Stdio<R, W> {
         }
     }
 
-    fn forget(&self, id: &RequestId) {
-        self.calls.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+    fn pending_calls(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        // A plain set of ids stays consistent even if a holder panicked.
+        self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// One line to a message; `None` for a blank or unparsable line (skipped, as every
-    /// official SDK does, so a noisy server cannot start an error storm).
+    /// One line to a message; `None` for a blank line or one that is not a message. Those
+    /// are skipped and logged at debug: answering a malformed message could start an error
+    /// storm with a noisy server.
     fn decode(&self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
         let line = line.strip_suffix(b"\n").unwrap_or(line);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -116,7 +119,7 @@ impl<R: AsyncRead + Unpin, W> Stdio<R, W> {
                     _ => None,
                 };
                 if let Some(id) = answered {
-                    self.forget(id);
+                    self.pending_calls().remove(id);
                 }
                 Some(msg)
             }
@@ -139,12 +142,7 @@ impl<R: AsyncRead + Unpin, W> Stdio<R, W> {
             result: &'a RawValue,
         }
         let reply: Reply = serde_json::from_slice(line).ok()?;
-        if !self
-            .calls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&reply.id)
-        {
+        if !self.pending_calls().remove(&reply.id) {
             return None;
         }
         let result = serde_json::from_str::<CallToolResult>(reply.result.get()).ok()?;
@@ -169,7 +167,7 @@ where
         if let JsonRpcMessage::Request(r) = &item
             && matches!(r.request, ClientRequest::CallToolRequest(_))
         {
-            let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+            let mut calls = self.pending_calls();
             if calls.len() >= MAX_PENDING_CALLS {
                 calls.clear();
             }
@@ -277,10 +275,7 @@ mod tests {
             serde_json::to_value(&msg).unwrap(),
             serde_json::to_value(&rmcp).unwrap()
         );
-        assert!(
-            t.calls.lock().unwrap().is_empty(),
-            "an answered call is forgotten"
-        );
+        assert!(t.pending_calls().is_empty(), "an answered call is forgotten");
     }
 
     #[tokio::test]
@@ -321,7 +316,7 @@ mod tests {
         );
         assert!(matches!(t.receive().await, Some(JsonRpcMessage::Notification(_))));
         assert!(
-            t.calls.lock().unwrap().is_empty(),
+            t.pending_calls().is_empty(),
             "answered or failed calls are forgotten"
         );
     }
@@ -389,6 +384,6 @@ mod tests {
             // Only the bookkeeping matters here: the writes are never awaited.
             drop(t.send(call(id)));
         }
-        assert_eq!(t.calls.lock().unwrap().len(), 1);
+        assert_eq!(t.pending_calls().len(), 1);
     }
 }
