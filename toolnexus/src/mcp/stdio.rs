@@ -141,6 +141,10 @@ impl<R: AsyncRead + Unpin, W> Stdio<R, W> {
             #[serde(borrow)]
             result: &'a RawValue,
         }
+        // With no call awaiting an answer (initialize, tools/list) the line is not scanned twice.
+        if self.pending_calls().is_empty() {
+            return None;
+        }
         let reply: Reply = serde_json::from_slice(line).ok()?;
         if !self.pending_calls().remove(&reply.id) {
             return None;
