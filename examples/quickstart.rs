@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use futures::StreamExt as _;
 use serde_json::json;
 use toolnexus::assembly::ToolkitOptions;
-use toolnexus::client::{Client, RunOptions, RunStatus, StreamEvent};
+use toolnexus::client::{Client, ClientError, RunOptions, RunStatus, StreamEvent};
 use toolnexus::{Toolkit, tool, toolkit};
 use toolnexus_mock::{MockModel, Scenario};
 
@@ -70,8 +70,27 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("quickstart: {e}");
+            if let Some(hint) = e.downcast_ref::<ClientError>().and_then(hint) {
+                eprintln!("quickstart: {hint}");
+            }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// What to do about a provider's refusal a newcomer is likely to meet.
+fn hint(e: &ClientError) -> Option<&'static str> {
+    match e {
+        ClientError::Provider {
+            status: 401 | 403, ..
+        } => Some(
+            "the provider refused the API key: OPENROUTER_API_KEY is sent when set, else the \
+             style's own OPENAI_API_KEY or ANTHROPIC_API_KEY; check it is the key for TOOLNEXUS_BASE_URL",
+        ),
+        ClientError::Provider { status: 404, .. } => {
+            Some("not found: check TOOLNEXUS_BASE_URL (usually ends in /v1) and TOOLNEXUS_MODEL")
+        }
+        _ => None,
     }
 }
 
@@ -123,7 +142,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let greet = root.join("examples/skills/hello-world/scripts/greet.sh");
-    let prompt = match real {
+    let prompt = match &real {
         Some(_) => {
             "Load the hello-world skill and follow it to greet 'Rustacean'. Then tell me the weather in \
                     Chennai, add 2 and 3 with the weather server's add tool, and convert 100 EUR to INR."
@@ -192,8 +211,15 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     if result.status != RunStatus::Done {
         return Err(format!("the run ended {:?}", result.status).into());
     }
-    if result.tool_calls.iter().any(|c| c.is_error) {
-        return Err("a tool call failed".into());
+    let failed = result.tool_calls.iter().filter(|c| c.is_error).count();
+    match (&real, failed) {
+        (_, 0) => Ok(()),
+        // A real model may misuse a tool and recover: it saw each error as a tool result.
+        (Some(_), n) => {
+            println!("({n} tool calls failed; the model was shown each error)");
+            Ok(())
+        }
+        // The embedded model's plan is deterministic: every call must succeed.
+        (None, _) => Err("a tool call failed".into()),
     }
-    Ok(())
 }

@@ -28,10 +28,12 @@
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt as _;
@@ -645,6 +647,48 @@ pub fn router(scenario: Scenario) -> Router {
         .with_state(scenario)
 }
 
+/// [`router`] behind a provider's key check: every request must carry `api_key` as
+/// `Authorization: Bearer …` (OpenAI) or `x-api-key` (Anthropic), else it is refused with
+/// 401 and the provider's error body — a stand-in for a real provider.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use axum::body::Body;
+/// use axum::http::Request;
+/// use tower::ServiceExt as _;
+/// use toolnexus_mock::{Scenario, router_with_api_key};
+///
+/// let app = router_with_api_key(Scenario::Planner, "sk-right");
+/// let ask = |key: &str| Request::get("/v1/models").header("x-api-key", key).body(Body::empty()).unwrap();
+/// assert_eq!(app.clone().oneshot(ask("sk-wrong")).await.unwrap().status(), 401);
+/// assert_eq!(app.oneshot(ask("sk-right")).await.unwrap().status(), 200);
+/// # });
+/// ```
+pub fn router_with_api_key(scenario: Scenario, api_key: &str) -> Router {
+    let key: Arc<str> = Arc::from(api_key);
+    router(scenario).route_layer(middleware::from_fn_with_state(key, check_key))
+}
+
+async fn check_key(State(key): State<Arc<str>>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let x_api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+    if bearer == Some(&*key) || x_api_key == Some(&*key) {
+        return next.run(request).await;
+    }
+    // The shapes OpenAI and Anthropic answer a bad key with; the key itself is never echoed.
+    let body = if request.uri().path().ends_with("/messages") {
+        json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+    } else {
+        json!({"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+                         "code": "invalid_api_key"}})
+    };
+    (StatusCode::UNAUTHORIZED, Json(body)).into_response()
+}
+
 /// A running mock model. Dropping it stops the server.
 #[derive(Debug)]
 pub struct MockModel {
@@ -656,6 +700,15 @@ impl MockModel {
     /// Serve `scenario` on `addr` (use `127.0.0.1:0` for a free port), with TCP_NODELAY on
     /// every connection so no response waits on a delayed ACK.
     pub async fn start(addr: &str, scenario: Scenario) -> std::io::Result<Self> {
+        Self::serve(addr, router(scenario)).await
+    }
+
+    /// Like [`MockModel::start`], but requests must carry `api_key` ([`router_with_api_key`]).
+    pub async fn start_with_api_key(addr: &str, scenario: Scenario, api_key: &str) -> std::io::Result<Self> {
+        Self::serve(addr, router_with_api_key(scenario, api_key)).await
+    }
+
+    async fn serve(addr: &str, router: Router) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let listener = listener.tap_io(|tcp| {
@@ -663,7 +716,7 @@ impl MockModel {
         });
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
-            let _ = axum::serve(listener, router(scenario))
+            let _ = axum::serve(listener, router)
                 .with_graceful_shutdown(async {
                     let _ = stopped.await;
                 })

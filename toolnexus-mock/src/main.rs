@@ -14,6 +14,10 @@ struct Args {
     /// Which script to follow.
     #[arg(long, value_enum, default_value_t = Mode::Planner)]
     scenario: Mode,
+    /// Refuse requests that do not carry this API key (Bearer or x-api-key), as a provider
+    /// would. Also read from `TOOLNEXUS_MOCK_API_KEY`, which keeps it out of `ps`.
+    #[arg(long, env = "TOOLNEXUS_MOCK_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -29,7 +33,11 @@ async fn main() {
         Mode::Planner => Scenario::Planner,
         Mode::Bench => Scenario::Bench,
     };
-    let model = match MockModel::start(&args.addr, scenario).await {
+    let started = match &args.api_key {
+        Some(key) => MockModel::start_with_api_key(&args.addr, scenario, key).await,
+        None => MockModel::start(&args.addr, scenario).await,
+    };
+    let model = match started {
         Ok(m) => m,
         Err(e) => {
             eprintln!("toolnexus-mock: cannot listen on {}: {e}", args.addr);
