@@ -1,7 +1,7 @@
 //! Input schemas: generated from Rust types, and made safe for each provider.
 //!
 //! # Generated schemas ([`schema_for`])
-//! `#[tool]` derives its schema with [schemars](crate::schemars) and shapes it the way
+//! `#[tool]` derives its schema with [schemars] and shapes it the way
 //! models and providers read it best:
 //! - every subschema is inlined: no `$ref`/`$defs` (except for a recursive type, which
 //!   cannot be inlined), no `$schema`, no root `title`;

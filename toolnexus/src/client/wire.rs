@@ -2,7 +2,7 @@
 //! tool-result shapes, and the last-moment encoding of content parts.
 //!
 //! The transcript keeps each provider's native message shapes (what the model sent comes
-//! back verbatim) plus canonical content parts under a `parts` key; [`wire_messages`] turns
+//! back verbatim) plus canonical content parts under a `parts` key; `PartEncoder::wire_messages` turns
 //! those parts into the provider's blocks right before a request is sent.
 
 use std::borrow::Cow;
