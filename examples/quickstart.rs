@@ -216,7 +216,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         (_, 0) => Ok(()),
         // A real model may misuse a tool and recover: it saw each error as a tool result.
         (Some(_), n) => {
-            println!("({n} tool calls failed; the model was shown each error)");
+            println!("({n} of the tool calls failed; the model was shown each error)");
             Ok(())
         }
         // The embedded model's plan is deterministic: every call must succeed.
