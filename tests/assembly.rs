@@ -315,9 +315,10 @@ async fn mcp_tools_come_first_and_close_releases_the_servers() {
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
+    // Config order (SPEC §2 "Status"), not sorted by name.
     assert_eq!(
         status,
-        [("dead", "failed"), ("off", "disabled"), ("srv", "connected")]
+        [("srv", "connected"), ("dead", "failed"), ("off", "disabled")]
     );
     let r = tk
         .execute("srv_echo", json!({"text": "hi"}), ToolContext::default())
@@ -365,4 +366,35 @@ async fn a_cancelled_mcp_load_fails_the_build() {
     let err = build_error(ToolkitOptions::default().config(config).mcp_load(load)).await;
     assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(err.to_string(), "MCP load cancelled");
+}
+
+#[tokio::test]
+async fn an_optional_config_is_read_when_present_and_skipped_when_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    let absent = Toolkit::build(ToolkitOptions::default().config_if_exists(&path))
+        .await
+        .unwrap();
+    assert_eq!(
+        absent.len(),
+        10,
+        "the built-ins, nothing else: {:?}",
+        absent.tool_names()
+    );
+    // A required one that is absent names the file.
+    let err = build_error(ToolkitOptions::default().config(path.clone())).await;
+    assert!(
+        err.to_string()
+            .starts_with(&format!("cannot read config {}: ", path.display())),
+        "{err}"
+    );
+    std::fs::write(&path, r#"{"mcpServers": {}, "builtins": false}"#).unwrap();
+    let present = Toolkit::build(ToolkitOptions::default().config_if_exists(&path))
+        .await
+        .unwrap();
+    assert!(present.is_empty(), "{:?}", present.tool_names());
+    // Present but unreadable as JSON is still an error, not a silent skip.
+    std::fs::write(&path, "{").unwrap();
+    let err = build_error(ToolkitOptions::default().config_if_exists(&path)).await;
+    assert!(matches!(err, BuildError::ConfigParse { .. }), "{err}");
 }

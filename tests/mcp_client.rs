@@ -254,15 +254,16 @@ async fn resilience_every_bad_server_is_isolated_in_bounded_time() {
     let labels: Vec<(&str, &str)> = status.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     assert_eq!(
         labels,
+        // Config order, like every other port.
         [
+            ("good", "connected"),
             ("badcmd", "failed"),
             ("closed", "failed"),
-            ("dupcursor", "failed"),
-            ("exits", "failed"),
-            ("good", "connected"),
+            ("silent", "failed"),
             ("mute", "failed"),
-            ("off", "disabled"),
-            ("silent", "failed")
+            ("exits", "failed"),
+            ("dupcursor", "failed"),
+            ("off", "disabled")
         ]
     );
     let reason = |s: &str| status[s].reason().unwrap().to_owned();
@@ -521,6 +522,8 @@ async fn inventory_lists_unfiltered_and_disconnects() {
     assert_eq!(inv.status["inv"], McpStatus::Connected);
     assert_eq!(inv.status["off"], McpStatus::Disabled);
     assert_eq!(inv.status["bad"].as_str(), "failed");
+    let order: Vec<&str> = inv.status.keys().map(String::as_str).collect();
+    assert_eq!(order, ["inv", "off", "bad"]);
     assert!(!inv.tools.contains_key("bad"));
 }
 

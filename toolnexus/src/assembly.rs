@@ -5,6 +5,10 @@
 //! (`mcpServers` | `servers` | `mcp`); a server that fails is isolated, and
 //! [`Toolkit::close`] shuts every session down.
 //!
+//! Assembly owns the sources' bookkeeping: each MCP server's status
+//! ([`Toolkit::mcp_status`]) and the skill inventory (`Toolkit::skills`) ride on the toolkit
+//! it builds, so [`Toolkit`] itself knows nothing of the sources.
+//!
 //! ```
 //! use toolnexus::{Tool, ToolResult, Toolkit};
 //! use toolnexus::assembly::ToolkitOptions;
@@ -34,11 +38,13 @@ use std::collections::BTreeMap;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 use serde_json::Value;
 
 #[cfg(feature = "builtins")]
 use crate::builtin::{self, BuiltinsConfig};
+use crate::mcp::McpStatuses;
 #[cfg(feature = "skills")]
 use crate::skill::{self, SkillDef, SkillOptions, SkillProvider};
 use crate::tool::Tool;
@@ -47,9 +53,13 @@ use crate::toolkit::Toolkit;
 /// A configuration document: the MCP servers (`mcpServers` | `servers` | `mcp`) and, at the
 /// top level, an optional `builtins` toggle.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ConfigSource {
-    /// A JSON file.
+    /// A JSON file; a missing one is a [`BuildError::ConfigRead`].
     Path(PathBuf),
+    /// A JSON file that may be absent: then there is no config (no MCP servers, the
+    /// built-ins as the options say). Any other read error is still an error.
+    PathIfExists(PathBuf),
     /// An already parsed document.
     Value(Value),
 }
@@ -115,9 +125,27 @@ pub struct ToolkitOptions {
 }
 
 impl ToolkitOptions {
-    /// Sets the MCP / builtins configuration (a path or a parsed document).
+    /// Sets the MCP / builtins configuration (a path or a parsed document). A path must
+    /// exist; see [`config_if_exists`](Self::config_if_exists) for one that may not.
     pub fn config(mut self, config: impl Into<ConfigSource>) -> Self {
         self.config = Some(config.into());
+        self
+    }
+
+    /// Sets the configuration file, to be read only when it exists at build time (the
+    /// usual `mcp.json` in the working directory).
+    ///
+    /// ```
+    /// use toolnexus::{Toolkit, ToolkitOptions};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let options = ToolkitOptions::default().config_if_exists("no-such-dir/mcp.json").builtins(false);
+    /// let tk = Toolkit::build(options).await.unwrap();
+    /// assert!(tk.is_empty() && tk.mcp_status().is_empty());
+    /// # });
+    /// ```
+    pub fn config_if_exists(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config = Some(ConfigSource::PathIfExists(path.into()));
         self
     }
 
@@ -201,6 +229,7 @@ impl fmt::Debug for ToolkitOptions {
         // A config Value may carry header secrets: show only where it comes from.
         let config = self.config.as_ref().map(|c| match c {
             ConfigSource::Path(p) => p.display().to_string(),
+            ConfigSource::PathIfExists(p) => format!("{} (if it exists)", p.display()),
             ConfigSource::Value(_) => "<value>".to_owned(),
         });
         let mut d = f.debug_struct("ToolkitOptions");
@@ -264,30 +293,39 @@ pub enum BuildError {
     },
 }
 
-/// The config document, read once.
+/// The config document, read and parsed once.
 struct Config {
-    // Named in errors by the `builtins` section and by a refused MCP section.
-    #[cfg_attr(all(feature = "mcp", not(feature = "builtins")), allow(dead_code))]
+    /// The file path, or `<value>`: what errors name.
     origin: String,
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    path: Option<PathBuf>,
     doc: Value,
 }
 
-fn read_config(source: &ConfigSource) -> Result<Config, BuildError> {
-    let (origin, path, doc) = match source {
-        ConfigSource::Value(v) => ("<value>".to_owned(), None, v.clone()),
-        ConfigSource::Path(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| BuildError::ConfigRead {
-                path: path.clone(),
-                source,
-            })?;
+/// The document, or `None` for an optional file that is absent.
+fn read_config(source: &ConfigSource) -> Result<Option<Config>, BuildError> {
+    let (origin, doc) = match source {
+        ConfigSource::Value(v) => ("<value>".to_owned(), v.clone()),
+        ConfigSource::Path(path) | ConfigSource::PathIfExists(path) => {
+            let text = match std::fs::read_to_string(path) {
+                Ok(text) => text,
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        && matches!(source, ConfigSource::PathIfExists(_)) =>
+                {
+                    return Ok(None);
+                }
+                Err(source) => {
+                    return Err(BuildError::ConfigRead {
+                        path: path.clone(),
+                        source,
+                    });
+                }
+            };
             let origin = path.display().to_string();
             let doc = serde_json::from_str(&text).map_err(|e| BuildError::ConfigParse {
                 origin: origin.clone(),
                 message: e.to_string(),
             })?;
-            (origin, Some(path.clone()), doc)
+            (origin, doc)
         }
     };
     if !doc.is_object() {
@@ -296,38 +334,32 @@ fn read_config(source: &ConfigSource) -> Result<Config, BuildError> {
             message: "expected a JSON object".into(),
         });
     }
-    Ok(Config { origin, path, doc })
+    Ok(Some(Config { origin, doc }))
 }
 
-/// The MCP source (SPEC §2): connect every enabled server of `config`, record the statuses
-/// in `toolkit`, hand it the sessions to close, and return the tools (server order). A
-/// server that fails is isolated (status `failed`); only an unusable config is an error.
+/// The MCP source (SPEC §2): connect every enabled server of `config`, hand the source to
+/// `toolkit` (statuses, sessions to close) and return its tools (server order) for the
+/// caller to place. A server that fails is isolated (status `failed`); only an unusable
+/// config is an error.
 #[cfg(feature = "mcp")]
 async fn load_mcp(
     config: &Config,
     load: &crate::mcp::LoadOptions,
     toolkit: &mut Toolkit,
 ) -> Result<Vec<Tool>, BuildError> {
-    use crate::mcp::McpConfig;
-    let mcp = match &config.path {
-        // From the file, so a bad server entry is reported against it.
-        Some(path) => McpConfig::from_file(path)?,
-        None => McpConfig::from_value(&config.doc)?,
-    };
+    // Errors name the file the document came from.
+    let mcp = crate::mcp::McpConfig::from_document(&config.doc, &config.origin)?;
     if mcp.is_empty() {
         return Ok(Vec::new());
     }
     let source = crate::mcp::load(&mcp, load.clone()).await?;
-    let tools = source.tools().to_vec();
-    toolkit.extend_mcp_status(source.status().clone());
-    toolkit.attach(std::sync::Arc::new(source));
-    Ok(tools)
+    Ok(source.hand_over(toolkit))
 }
 
 /// Without the `mcp` feature a config naming servers is refused rather than silently ignored.
 #[cfg(not(feature = "mcp"))]
 async fn load_mcp(config: &Config, _toolkit: &mut Toolkit) -> Result<Vec<Tool>, BuildError> {
-    let mcp = crate::mcp::McpConfig::from_value(&config.doc)?;
+    let mcp = crate::mcp::McpConfig::from_document(&config.doc, &config.origin)?;
     if mcp.is_empty() {
         return Ok(Vec::new());
     }
@@ -342,7 +374,10 @@ impl Toolkit {
     /// Errors only on an unusable configuration document; everything else degrades with a
     /// `tracing` warning.
     pub async fn build(options: ToolkitOptions) -> Result<Toolkit, BuildError> {
-        let config = options.config.as_ref().map(read_config).transpose()?;
+        let config = match &options.config {
+            Some(source) => read_config(source)?,
+            None => None,
+        };
         let mut toolkit = Toolkit::default();
         let mut ordered: Vec<Tool> = Vec::new();
 
@@ -356,7 +391,7 @@ impl Toolkit {
         #[cfg(feature = "skills")]
         if let Some(source) = load_skill_source(&options).await {
             toolkit.set_skills_prompt(source.prompt());
-            toolkit.set_skills(source.skills().to_vec());
+            toolkit.insert_extension(SkillInventory(source.skills().into()));
             ordered.push(source.tool());
         }
 
@@ -364,7 +399,7 @@ impl Toolkit {
         {
             let cfg = match (&options.builtins, &config) {
                 (Some(cfg), _) => cfg.clone(),
-                (None, Some(Config { origin, doc, .. })) => match doc.get("builtins") {
+                (None, Some(Config { origin, doc })) => match doc.get("builtins") {
                     Some(v) => serde_json::from_value(v.clone()).map_err(|e| BuildError::Builtins {
                         origin: origin.clone(),
                         message: e.to_string(),
@@ -398,6 +433,26 @@ impl Toolkit {
             .collect();
         toolkit.add_tools(unique);
         Ok(toolkit)
+    }
+}
+
+/// Where assembly keeps the skill inventory on the toolkit it builds.
+#[cfg(feature = "skills")]
+struct SkillInventory(std::sync::Arc<[skill::SkillInfo]>);
+
+impl Toolkit {
+    /// `connected | disabled | failed` per configured MCP server, in config order (SPEC §2
+    /// "Status"); empty when the toolkit has no MCP source.
+    pub fn mcp_status(&self) -> &McpStatuses {
+        static NONE: LazyLock<McpStatuses> = LazyLock::new(McpStatuses::default);
+        self.extension::<McpStatuses>().unwrap_or(&NONE)
+    }
+
+    /// The skills behind the `skill` tool (after the filter), in discovery order; what an
+    /// A2A agent card lists. Empty when the toolkit has no skill source.
+    #[cfg(feature = "skills")]
+    pub fn skills(&self) -> &[skill::SkillInfo] {
+        self.extension::<SkillInventory>().map_or(&[], |s| &s.0)
     }
 }
 

@@ -1,6 +1,12 @@
 //! [`Toolkit`] (SPEC §4): the uniform set of tools handed to a model, keyed and iterated
 //! sorted by name, with one `execute` router that never fails.
+//!
+//! A leaf of the crate: it knows tools, results and contexts, never the sources behind them.
+//! What a source leaves for later (an MCP server's status, the skill inventory) rides along as
+//! a typed [extension](Toolkit::extension), read through accessors the source's own module
+//! defines ([`mcp_status`](Toolkit::mcp_status), `skills`).
 
+use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -11,7 +17,6 @@ use serde_json::value::RawValue;
 
 use crate::adapter;
 use crate::context::ToolContext;
-use crate::mcp::McpStatus;
 use crate::result::ToolResult;
 use crate::tool::Tool;
 
@@ -24,6 +29,9 @@ pub trait Closeable: Send + Sync {
 
 /// A set of tools, sorted by name, plus what the sources behind them need at run time.
 ///
+/// Cloning is one reference count: a clone shares the tools and the rendered declarations,
+/// and a change to either copy is made on that copy alone (copy on write).
+///
 /// ```
 /// use serde_json::json;
 /// use toolnexus::{Tool, ToolContext, ToolResult, Toolkit};
@@ -32,9 +40,11 @@ pub trait Closeable: Send + Sync {
 /// let builtin_read = Tool::new("read", |_, _| async { ToolResult::success("builtin") });
 /// let mcp_read = Tool::new("read", |_, _| async { ToolResult::success("mcp") });
 /// let mut tk = Toolkit::new([builtin_read]);
+/// let before = tk.clone();
 /// tk.add_tools([mcp_read]); // later wins: one name, one slot
 /// assert_eq!(tk.len(), 1);
 /// assert_eq!(tk.execute("read", json!({}), ToolContext::default()).await.output, "mcp");
+/// assert_eq!(before.execute("read", json!({}), ToolContext::default()).await.output, "builtin");
 ///
 /// let r = tk.execute("nope", json!({}), ToolContext::default()).await;
 /// assert_eq!(r.to_json(), r#"{"output":"unknown tool: nope","isError":true}"#);
@@ -42,19 +52,22 @@ pub trait Closeable: Send + Sync {
 /// ```
 #[derive(Clone, Default)]
 pub struct Toolkit {
+    inner: Arc<Inner>,
+}
+
+#[derive(Clone, Default)]
+struct Inner {
     tools: BTreeMap<String, Tool>,
     skills_prompt: String,
     resources: Vec<Arc<dyn Closeable>>,
-    mcp_status: BTreeMap<String, McpStatus>,
-    #[cfg(feature = "skills")]
-    skills: Arc<[crate::skill::SkillInfo]>,
+    extensions: Vec<(TypeId, Arc<dyn Any + Send + Sync>)>,
     /// The declarations as JSON text, rendered on first use and reset by any change to the
     /// tool set: a client sends them on every turn, and re-rendering 14 schemas per request
     /// would cost more than the rest of the request body.
-    rendered: Arc<Rendered>,
+    rendered: Rendered,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Rendered {
     openai: OnceLock<Arc<RawValue>>,
     anthropic: OnceLock<Arc<RawValue>>,
@@ -68,54 +81,61 @@ impl Toolkit {
         tk
     }
 
+    /// This copy's state, detached from any clone that shares it.
+    fn edit(&mut self) -> &mut Inner {
+        Arc::make_mut(&mut self.inner)
+    }
+
     /// Add tools; a later tool replaces an earlier one of the same name.
     pub fn add_tools(&mut self, tools: impl IntoIterator<Item = Tool>) -> &mut Self {
+        let inner = self.edit();
         for tool in tools {
-            self.tools.insert(tool.name().to_owned(), tool);
+            inner.tools.insert(tool.name().to_owned(), tool);
         }
-        self.rendered = Arc::default();
+        inner.rendered = Rendered::default();
         self
     }
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Tool> {
-        self.tools.get(name)
+        self.inner.tools.get(name)
     }
 
     /// Every tool, sorted by name (code point order).
     pub fn tools(&self) -> impl ExactSizeIterator<Item = &Tool> + Clone {
-        self.tools.values()
+        self.inner.tools.values()
     }
 
     /// Every tool name, sorted.
     pub fn tool_names(&self) -> Vec<&str> {
-        self.tools.keys().map(String::as_str).collect()
+        self.inner.tools.keys().map(String::as_str).collect()
     }
 
     /// How many tools there are.
     pub fn len(&self) -> usize {
-        self.tools.len()
+        self.inner.tools.len()
     }
 
     /// `true` when there are no tools.
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.inner.tools.is_empty()
     }
 
     /// Remove a tool by name, returning it.
     pub fn remove(&mut self, name: &str) -> Option<Tool> {
-        let removed = self.tools.remove(name);
-        if removed.is_some() {
-            self.rendered = Arc::default();
+        if !self.inner.tools.contains_key(name) {
+            return None;
         }
-        removed
+        let inner = self.edit();
+        inner.rendered = Rendered::default();
+        inner.tools.remove(name)
     }
 
     /// Route a call. Never panics and never errors: an unknown name gives
     /// `unknown tool: NAME`, a panicking tool a failure with its panic message, and the
     /// toolkit keeps working afterwards.
     pub async fn execute(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
-        match self.tools.get(name) {
+        match self.inner.tools.get(name) {
             Some(tool) => tool.execute(args, ctx).await,
             None => ToolResult::failure(format!("unknown tool: {name}")),
         }
@@ -124,50 +144,55 @@ impl Toolkit {
     /// The skills catalog for the system prompt (SPEC §3); `""` when the toolkit has no
     /// skill source.
     pub fn skills_prompt(&self) -> &str {
-        &self.skills_prompt
+        &self.inner.skills_prompt
     }
 
     /// Set the skills catalog (done by the skill source at assembly).
     pub fn set_skills_prompt(&mut self, prompt: impl Into<String>) -> &mut Self {
-        self.skills_prompt = prompt.into();
+        self.edit().skills_prompt = prompt.into();
         self
     }
 
-    /// The skills behind the `skill` tool (after the filter), in discovery order; what an
-    /// A2A agent card lists. Empty when the toolkit has no skill source.
-    #[cfg(feature = "skills")]
-    pub fn skills(&self) -> &[crate::skill::SkillInfo] {
-        &self.skills
+    /// The value of type `T` a source left on this toolkit, if any.
+    ///
+    /// ```
+    /// use toolnexus::Toolkit;
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// struct Origin(&'static str);
+    ///
+    /// let mut tk = Toolkit::default();
+    /// assert_eq!(tk.extension::<Origin>(), None);
+    /// tk.insert_extension(Origin("catalog service"));
+    /// assert_eq!(tk.extension::<Origin>(), Some(&Origin("catalog service")));
+    /// ```
+    pub fn extension<T: Any + Send + Sync>(&self) -> Option<&T> {
+        let id = TypeId::of::<T>();
+        self.inner
+            .extensions
+            .iter()
+            .find(|(t, _)| *t == id)
+            .and_then(|(_, v)| v.downcast_ref())
     }
 
-    /// Set the skills catalog entries (done by the skill source at assembly).
-    #[cfg(feature = "skills")]
-    pub fn set_skills(&mut self, skills: impl Into<Arc<[crate::skill::SkillInfo]>>) -> &mut Self {
-        self.skills = skills.into();
-        self
-    }
-
-    /// `connected | disabled | failed` per configured MCP server (SPEC §2 "Status"); empty
-    /// when the toolkit has no MCP source.
-    pub fn mcp_status(&self) -> &BTreeMap<String, McpStatus> {
-        &self.mcp_status
-    }
-
-    /// Record MCP server statuses (done by the MCP source at assembly).
-    pub fn extend_mcp_status(&mut self, status: impl IntoIterator<Item = (String, McpStatus)>) -> &mut Self {
-        self.mcp_status.extend(status);
+    /// Leave a value of type `T` on this toolkit (one per type: a second replaces the first).
+    pub fn insert_extension<T: Any + Send + Sync>(&mut self, value: T) -> &mut Self {
+        let id = TypeId::of::<T>();
+        let extensions = &mut self.edit().extensions;
+        extensions.retain(|(t, _)| *t != id);
+        extensions.push((id, Arc::new(value)));
         self
     }
 
     /// Hand the toolkit a resource to release on [`close`](Self::close).
     pub fn attach(&mut self, resource: Arc<dyn Closeable>) -> &mut Self {
-        self.resources.push(resource);
+        self.edit().resources.push(resource);
         self
     }
 
     /// Release everything the sources hold (MCP sessions, child processes). Idempotent.
     pub async fn close(&self) {
-        futures::future::join_all(self.resources.iter().map(|r| r.close())).await;
+        futures::future::join_all(self.inner.resources.iter().map(|r| r.close())).await;
     }
 
     /// OpenAI function-calling entries, sorted by name.
@@ -192,12 +217,12 @@ impl Toolkit {
     /// assert!(tk.to_openai_json().get().starts_with(r#"[{"type":"function","function":{"name":"a""#));
     /// ```
     pub fn to_openai_json(&self) -> Arc<RawValue> {
-        render(&self.rendered.openai, || self.to_openai())
+        render(&self.inner.rendered.openai, || self.to_openai())
     }
 
     /// [`to_anthropic`](Self::to_anthropic) as compact JSON text, rendered once per tool set.
     pub fn to_anthropic_json(&self) -> Arc<RawValue> {
-        render(&self.rendered.anthropic, || self.to_anthropic())
+        render(&self.inner.rendered.anthropic, || self.to_anthropic())
     }
 
     /// The single Gemini `functionDeclarations` wrapper, sorted by name.

@@ -2,7 +2,7 @@
 //! tools (paginated), and turn each into a [`Tool`]. Every phase and every call is bounded;
 //! one bad server is a [`McpStatus::Failed`], never an error for the whole load.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{self, McpConfig, ServerConfig, Transport, expand_env};
 use super::schema;
-use super::{McpError, McpStatus};
+use super::{McpError, McpStatus, McpStatuses};
 use crate::content::{ContentPart, Media, MediaSource};
 use crate::context::ToolContext;
 use crate::result::ToolResult;
@@ -69,7 +69,7 @@ impl fmt::Debug for LoadOptions {
 /// children too.
 pub struct McpSource {
     tools: Vec<Tool>,
-    status: BTreeMap<String, McpStatus>,
+    status: McpStatuses,
     sessions: Vec<Arc<Session>>,
 }
 
@@ -79,16 +79,26 @@ impl McpSource {
         &self.tools
     }
 
-    /// `connected | disabled | failed` per configured server.
-    pub fn status(&self) -> &BTreeMap<String, McpStatus> {
+    /// `connected | disabled | failed` per configured server, in config order.
+    pub fn status(&self) -> &McpStatuses {
         &self.status
     }
 
     /// Put the tools and statuses into `toolkit` and hand it the sessions to close.
     pub fn install(self, toolkit: &mut Toolkit) {
-        toolkit.add_tools(self.tools.iter().cloned());
-        toolkit.extend_mcp_status(self.status.clone());
+        let tools = self.hand_over(toolkit);
+        toolkit.add_tools(tools);
+    }
+
+    /// Record the statuses on `toolkit` (after those it has) and hand it the sessions to
+    /// close; the tools come back for the caller to place (assembly orders every source's).
+    pub(crate) fn hand_over(self, toolkit: &mut Toolkit) -> Vec<Tool> {
+        let mut status = toolkit.extension::<McpStatuses>().cloned().unwrap_or_default();
+        status.extend(self.status.iter().map(|(k, v)| (k.clone(), v.clone())));
+        toolkit.insert_extension(status);
+        let tools = self.tools.clone();
         toolkit.attach(Arc::new(self));
+        tools
     }
 
     /// Shut every session down and kill every stdio child tree. Idempotent.
@@ -128,8 +138,8 @@ pub struct ToolInfo {
 pub struct McpInventory {
     /// Server → every listed tool, unfiltered by the server's `tools` filter.
     pub tools: BTreeMap<String, Vec<ToolInfo>>,
-    /// `connected | disabled | failed` per server.
-    pub status: BTreeMap<String, McpStatus>,
+    /// `connected | disabled | failed` per server, in config order.
+    pub status: McpStatuses,
 }
 
 /// Connect to every enabled server (concurrently), list and convert its tools.
@@ -166,9 +176,10 @@ pub async fn load(config: &McpConfig, opts: LoadOptions) -> Result<McpSource, Mc
     };
     let mut source = McpSource {
         tools: Vec::new(),
-        status: disabled_statuses(config),
+        status: McpStatuses::default(),
         sessions: Vec::new(),
     };
+    let mut loaded = HashMap::new();
     for (server, outcome) in outcomes {
         match outcome {
             Ok((session, listed)) => {
@@ -180,13 +191,14 @@ pub async fn load(config: &McpConfig, opts: LoadOptions) -> Result<McpSource, Mc
                         .map(|t| mcp_tool(&session, t)),
                 );
                 source.sessions.push(session);
-                source.status.insert(server.name.clone(), McpStatus::Connected);
+                loaded.insert(server.name.as_str(), McpStatus::Connected);
             }
             Err(reason) => {
-                source.status.insert(server.name.clone(), failed(server, reason));
+                loaded.insert(server.name.as_str(), failed(server, reason));
             }
         }
     }
+    source.status = in_config_order(config, loaded);
     // A cancel that raced the last connect still aborts the load (the source drops here,
     // killing its children).
     if opts.cancel.is_cancelled() {
@@ -218,10 +230,8 @@ pub async fn list_mcp_tools(config: &McpConfig, cancel: CancellationToken) -> Re
         () = cancel.cancelled() => return Err(McpError::Cancelled),
         outcomes = futures::future::join_all(lists) => outcomes,
     };
-    let mut inventory = McpInventory {
-        tools: BTreeMap::new(),
-        status: disabled_statuses(config),
-    };
+    let mut inventory = McpInventory::default();
+    let mut loaded = HashMap::new();
     for (server, outcome) in outcomes {
         match outcome {
             Ok(listed) => {
@@ -234,24 +244,27 @@ pub async fn list_mcp_tools(config: &McpConfig, cancel: CancellationToken) -> Re
                     })
                     .collect();
                 inventory.tools.insert(server.name.clone(), infos);
-                inventory.status.insert(server.name.clone(), McpStatus::Connected);
+                loaded.insert(server.name.as_str(), McpStatus::Connected);
             }
             Err(reason) => {
-                inventory
-                    .status
-                    .insert(server.name.clone(), failed(server, reason));
+                loaded.insert(server.name.as_str(), failed(server, reason));
             }
         }
     }
+    inventory.status = in_config_order(config, loaded);
     Ok(inventory)
 }
 
-fn disabled_statuses(config: &McpConfig) -> BTreeMap<String, McpStatus> {
+/// Every server's status in config order, like the other ports: the loaded ones' from
+/// `loaded`, `disabled` for the rest (only disabled servers are not loaded).
+fn in_config_order(config: &McpConfig, mut loaded: HashMap<&str, McpStatus>) -> McpStatuses {
     config
         .servers()
         .iter()
-        .filter(|s| !s.enabled)
-        .map(|s| (s.name.clone(), McpStatus::Disabled))
+        .map(|s| {
+            let status = loaded.remove(s.name.as_str()).unwrap_or(McpStatus::Disabled);
+            (s.name.clone(), status)
+        })
         .collect()
 }
 

@@ -26,6 +26,10 @@ mod stdio;
 pub use client::{LoadOptions, McpInventory, McpSource, ToolInfo, list_mcp_tools, load};
 pub use config::{DEFAULT_TIMEOUT, McpConfig, Secrets, ServerConfig, Transport, expand_env};
 
+/// Each configured server's [`McpStatus`], in config order (what
+/// [`Toolkit::mcp_status`](crate::Toolkit::mcp_status) returns).
+pub type McpStatuses = indexmap::IndexMap<String, McpStatus>;
+
 /// The state of one configured server after a load (SPEC §2 "Status").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum McpStatus {
