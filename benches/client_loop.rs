@@ -5,7 +5,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use toolnexus::client::{Client, GeneratedCall, Generation};
+use toolnexus::client::{Client, GeneratedCall, Generation, Style};
 use toolnexus::{Tool, ToolContext, ToolResult, Toolkit};
 use toolnexus_mock::{BENCH_ANSWER, MockModel, Scenario};
 
@@ -34,7 +34,7 @@ fn bench(c: &mut Criterion) {
     let tk = toolkit();
     let prompt = "What is the weather in Paris, and what is 2 + 2?";
     let mut group = c.benchmark_group("client_loop");
-    for style in ["openai", "anthropic"] {
+    for style in [Style::OpenAi, Style::Anthropic] {
         let client = Client::builder()
             .base_url(mock.base_url())
             .style(style)

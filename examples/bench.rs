@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use toolnexus::client::Client;
+use toolnexus::client::Style;
 use toolnexus::{Toolkit, ToolkitOptions, tool, toolkit};
 use toolnexus_mock::{BENCH_ANSWER, MockModel, Scenario};
 
@@ -178,7 +179,7 @@ async fn bench(args: Args) -> Result<Value, Box<dyn std::error::Error + Send + S
     let tk = Toolkit::build(options).await?;
     let client = Client::builder()
         .base_url(base_url)
-        .style("openai")
+        .style(Style::OpenAi)
         .model("mock-model")
         .api_key("sk-mock-not-a-real-key")
         .build()?;

@@ -8,6 +8,7 @@
 mod support;
 
 use toolnexus::client::RunOptions;
+use toolnexus::client::Style;
 use toolnexus::{tool, toolkit};
 
 /// Add two integers.
@@ -19,7 +20,7 @@ fn add(a: i64, b: i64) -> i64 {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The embedded mock model on 127.0.0.1 and an OpenAI-style client of it (examples/support).
-    let (_model, client) = support::mock_client("openai").await?;
+    let (_model, client) = support::mock_client(Style::OpenAi).await?;
     let tk = toolkit![add];
 
     // A conversation object: each send continues the transcript.

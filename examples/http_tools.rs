@@ -13,6 +13,7 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
+use toolnexus::client::Style;
 use toolnexus::http::{HttpToolSpec, ResultMode, http_tool};
 use toolnexus::{ToolContext, ToolSource, Toolkit};
 
@@ -98,7 +99,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(r.output, "HTTP 404: no weather for Atlantis");
 
     // The same tools in an agent run with the mock model.
-    let (_model, client) = support::mock_client("openai").await?;
+    let (_model, client) = support::mock_client(Style::OpenAi).await?;
     let tk = Toolkit::new([weather, order]);
     let result = client.run(r#"get_weather {"city":"Paris"}"#, &tk).await?;
     println!("model: {:?}", result.text);

@@ -9,6 +9,7 @@
 mod support;
 
 use serde_json::json;
+use toolnexus::client::Style;
 use toolnexus::mcp::McpStatus;
 use toolnexus::mcp::serve::{ServeOptions, serve};
 use toolnexus::{ToolContext, Toolkit, ToolkitOptions, tool, toolkit};
@@ -73,7 +74,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // An agent run: the model names `get_weather`, which resolves to `gw_get_weather`.
-    let (_model, client) = support::mock_client("openai").await?;
+    let (_model, client) = support::mock_client(Style::OpenAi).await?;
     let result = client.run(r#"get_weather {"city":"Oslo"}"#, &tk).await?;
     println!("model: {:?}", result.text);
     assert_eq!(result.tool_calls[0].name, "gw_get_weather");

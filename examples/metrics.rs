@@ -10,6 +10,7 @@ mod support;
 use axum::Router;
 use axum::http::header;
 use axum::routing::get;
+use toolnexus::client::Style;
 use toolnexus::{tool, toolkit};
 
 /// Add two integers.
@@ -21,7 +22,7 @@ fn add(a: i64, b: i64) -> i64 {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The embedded mock model on 127.0.0.1 and an OpenAI-style client of it (examples/support).
-    let (_model, client) = support::mock_client("openai").await?;
+    let (_model, client) = support::mock_client(Style::OpenAi).await?;
     let r = client
         .run(r#"add {"a":2,"b":3} then add {"a":5,"b":5}"#, &toolkit![add])
         .await?;

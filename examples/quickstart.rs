@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use futures::StreamExt as _;
 use serde_json::json;
 use toolnexus::assembly::ToolkitOptions;
-use toolnexus::client::{Client, ClientError, RunOptions, RunStatus, StreamEvent};
+use toolnexus::client::{Client, ClientError, RunOptions, RunStatus, StreamEvent, Style};
 use toolnexus::{Toolkit, tool, toolkit};
 use toolnexus_mock::{MockModel, Scenario};
 
@@ -106,14 +106,16 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         Some(url) => {
             let model = std::env::var("TOOLNEXUS_MODEL")
                 .map_err(|_| "TOOLNEXUS_BASE_URL is set: set TOOLNEXUS_MODEL too")?;
-            let style = std::env::var("TOOLNEXUS_STYLE").unwrap_or_else(|_| "openai".into());
+            let style: Style = std::env::var("TOOLNEXUS_STYLE")
+                .unwrap_or_else(|_| "openai".into())
+                .parse()?;
             builder = builder.base_url(url).style(style).model(model);
         }
         None => {
             let mock = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;
             builder = builder
                 .base_url(mock.base_url())
-                .style("openai")
+                .style(Style::OpenAi)
                 .model("toolnexus-mock")
                 .api_key("not-needed-for-the-embedded-model");
             _mock = mock;

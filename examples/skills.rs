@@ -11,6 +11,7 @@ use std::path::Path;
 
 use serde_json::json;
 use toolnexus::client::RunStatus;
+use toolnexus::client::Style;
 use toolnexus::{ToolContext, ToolSource, Toolkit, ToolkitOptions};
 
 #[tokio::main]
@@ -63,7 +64,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // A model loads the skill itself: the mock calls `skill`, then summarizes the result.
-    let (_model, client) = support::mock_client("openai").await?;
+    let (_model, client) = support::mock_client(Style::OpenAi).await?;
     let result = client.run(r#"Load skill {"name":"hello-world"}"#, &tk).await?;
     println!("model: {}", result.text);
     assert_eq!(result.status, RunStatus::Done);

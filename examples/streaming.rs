@@ -7,6 +7,7 @@
 mod support;
 
 use futures::StreamExt;
+use toolnexus::client::Style;
 use toolnexus::client::{RunOptions, RunStatus, StreamEvent};
 use toolnexus::{tool, toolkit};
 
@@ -25,7 +26,7 @@ fn add(a: i64, b: i64) -> i64 {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The embedded mock model on 127.0.0.1 and an OpenAI-style client of it (examples/support).
-    let (_model, client) = support::mock_client("openai").await?;
+    let (_model, client) = support::mock_client(Style::OpenAi).await?;
     let tk = toolkit![get_weather, add];
 
     let prompt = r#"get_weather {"city":"Paris"} then add {"a":2,"b":3}"#;

@@ -9,6 +9,7 @@
 //! Run: `cargo run --example suspension`
 
 use toolnexus::builtin;
+use toolnexus::client::Style;
 use toolnexus::client::{Client, ClientBuilder, RunOptions, RunResult, RunStatus};
 use toolnexus::suspend::answer_output;
 use toolnexus::{Request, Toolkit};
@@ -19,7 +20,7 @@ const PROMPT: &str = r#"question {"questions":[{"question":"Which city?","option
 fn builder(model: &MockModel) -> ClientBuilder {
     Client::builder()
         .base_url(model.base_url())
-        .style("openai")
+        .style(Style::OpenAi)
         .model("mock-model")
         .api_key("not-needed-for-the-mock")
 }
@@ -67,7 +68,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let second = builder(&model).build()?;
     let answer = answer_output(&pending.id, "Oslo");
     let resumed = second
-        .run_with_answer(restored.messages.clone(), pending, &answer, RunOptions::new(&tk))
+        .run_with_answer(
+            pending,
+            &answer,
+            RunOptions::new(&tk).history(restored.messages.clone()),
+        )
         .await?;
     println!("resumed: status={:?} text={:?}", resumed.status, resumed.text);
     assert_eq!(resumed.status, RunStatus::Done);

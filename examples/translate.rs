@@ -14,7 +14,7 @@ use toolnexus::client::translate::{Draft, FinishReason, TranslateRequest};
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The embedded mock model on 127.0.0.1 and an Anthropic-style client of it (examples/support).
-    let (_model, client) = support::mock_client("anthropic").await?;
+    let (_model, client) = support::mock_client(Style::Anthropic).await?;
 
     // What an OpenAI-speaking caller already has.
     let tools = vec![json!({"type": "function", "function": {
@@ -26,7 +26,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         json!({"role": "system", "content": "Be terse."}),
         json!({"role": "user", "content": r#"get_weather {"city":"Paris"}"#}),
     ];
-    let request = TranslateRequest::new(messages.clone()).with_tools(tools.clone());
+    let request = TranslateRequest::new(messages.clone()).tools(tools.clone());
 
     // The Anthropic body it becomes (the pure conversion translate uses).
     let body = Value::Object(Draft::new(Style::Anthropic, &request, None).body("mock-model"));
@@ -62,7 +62,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Turn 2: the model answers with text.
     let second = client
-        .translate(TranslateRequest::new(messages).with_tools(tools))
+        .translate(TranslateRequest::new(messages).tools(tools))
         .await?;
     println!(
         "turn 2: finish={} text={:?} usage={:?}",

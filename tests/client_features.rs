@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex};
 
 use client_mock::{Mock, Reply};
 use serde_json::{Map, Value, json};
+use toolnexus::client::Style;
 use toolnexus::client::hooks::{BeforeTool, Hooks, LlmOverride};
 use toolnexus::client::{
-    Client, ClientError, GenerateRequest, GeneratedCall, Generation, MetricEvent, Prompt, RunOptions,
-    RunStatus,
+    Client, ClientError, ConfigError, GenerateRequest, GeneratedCall, Generation, Limit, MetricEvent, Prompt,
+    RunOptions, RunStatus, UnknownStyle,
 };
 use toolnexus::content::{ContentPart, MediaKind};
 use toolnexus::{Tool, ToolContext, ToolResult, Toolkit};
@@ -21,28 +22,43 @@ fn bad_configuration_is_a_typed_build_error() {
     let b = || {
         Client::builder()
             .base_url("http://127.0.0.1:1")
-            .style("openai")
+            .style(Style::OpenAi)
             .model("m")
             .api_key("k")
     };
-    assert!(matches!(b().style("gemini").build(), Err(ClientError::UnknownStyle(s)) if s == "gemini"));
+    let unknown = "gemini".parse::<Style>().unwrap_err();
+    assert_eq!(unknown, UnknownStyle("gemini".into()));
+    assert_eq!(
+        unknown.to_string(),
+        "unknown client style \"gemini\" (expected \"openai\" or \"anthropic\")"
+    );
     assert!(matches!(
         Client::builder()
             .base_url("http://h")
-            .style("openai")
+            .model("m")
             .api_key("k")
             .build(),
-        Err(ClientError::MissingModel)
+        Err(ConfigError::MissingStyle)
+    ));
+    assert!(matches!(
+        Client::builder()
+            .base_url("http://h")
+            .style(Style::OpenAi)
+            .api_key("k")
+            .build(),
+        Err(ConfigError::MissingModel)
     ));
     let err = b().base_url("not a url").build().unwrap_err();
-    assert!(matches!(&err, ClientError::InvalidBaseUrl { url, .. } if url == "not a url"));
+    assert!(matches!(&err, ConfigError::InvalidBaseUrl { url, .. } if url == "not a url"));
     assert_eq!(
         err.to_string(),
         "toolnexus: base URL \"not a url\" is not a usable http(s) URL: relative URL without a base"
     );
+    // What `main` returning `Box<dyn Error>` prints: the message, not the variant.
+    assert_eq!(format!("{err:?}"), err.to_string());
     assert!(matches!(
         b().base_url("ftp://h/x").build(),
-        Err(ClientError::InvalidBaseUrl { .. })
+        Err(ConfigError::InvalidBaseUrl { .. })
     ));
     let client = b().api_key("sk-very-secret").build().unwrap();
     assert!(!format!("{client:?}").contains("sk-very-secret"));
@@ -52,11 +68,12 @@ fn bad_configuration_is_a_typed_build_error() {
     if no_env {
         let err = Client::builder()
             .base_url("http://h")
-            .style("anthropic")
+            .style(Style::Anthropic)
             .model("m")
             .build()
             .unwrap_err();
-        assert!(matches!(err, ClientError::MissingApiKey));
+        assert!(matches!(err, ConfigError::MissingApiKey));
+        assert!(format!("{err:?}").contains("OPENROUTER_API_KEY"));
     }
 }
 
@@ -159,8 +176,8 @@ async fn hooks_rewrite_short_circuit_and_observe() {
 #[tokio::test]
 async fn before_llm_can_abort_the_call() {
     let mock = Mock::start(vec![]).await;
-    let hooks =
-        Hooks::new().before_llm(|req| async move { Err(format!("route {} not guaranteed", req.model)) });
+    let hooks = Hooks::new()
+        .before_llm(|req| async move { Err(format!("route {} not guaranteed", req.model).into()) });
     let client = client_mock::client("openai", &mock.base)
         .hooks(hooks)
         .build()
@@ -170,6 +187,9 @@ async fn before_llm_can_abort_the_call() {
         err.to_string(),
         "before_llm hook aborted the call: route gpt-test not guaranteed"
     );
+    // The hook's own error is the source, for `anyhow`/`eyre` chains.
+    let source = std::error::Error::source(&err).map(ToString::to_string);
+    assert_eq!(source.as_deref(), Some("route gpt-test not guaranteed"));
     assert!(mock.requests().is_empty());
 }
 
@@ -204,9 +224,10 @@ async fn malformed_arguments_become_a_readable_error_and_max_turns_is_incomplete
         .unwrap();
     let r = client.run("go", &client_mock::toolkit(None)).await.unwrap();
     assert_eq!(
-        (r.status, r.limit.as_deref(), r.turns),
-        (RunStatus::Incomplete, Some("maxTurns"), 2)
+        (r.status, r.limit, r.turns),
+        (RunStatus::Incomplete, Some(Limit::MaxTurns), 2)
     );
+    assert_eq!(serde_json::to_value(&r).unwrap()["limit"], "maxTurns");
     let msg = &r.tool_calls[0].output;
     assert!(
         msg.starts_with("invalid arguments for tool \"add\": EOF while parsing"),
@@ -443,14 +464,14 @@ async fn metric_events_and_prometheus_text_follow_the_run() {
 }
 
 #[tokio::test]
-async fn stream_conversation_loads_and_saves_the_thread() {
+async fn a_streamed_conversation_loads_and_saves_the_thread() {
     use futures::StreamExt;
     let turn = |t: &str| Reply::openai_sse([json!({"choices":[{"index":0,"delta":{"content":t}}]})]);
     let mock = Mock::start(vec![turn("one"), turn("two")]).await;
     let client = client_mock::client("openai", &mock.base).build().unwrap();
     for prompt in ["first", "second"] {
         let items: Vec<_> = client
-            .stream_conversation(prompt, "s1", RunOptions::default())
+            .stream(prompt, RunOptions::default().conversation("s1"))
             .collect()
             .await;
         assert!(items.iter().all(Result::is_ok));
@@ -464,4 +485,59 @@ async fn stream_conversation_loads_and_saves_the_thread() {
         ])
     );
     assert_eq!(client.store().get("s1").await.unwrap().unwrap().len(), 4);
+}
+
+/// SPEC §7D "The §8 seams on an agent run": a run's own hooks and metric sink replace the
+/// client's (never merge with them); unset, the run is byte-identical to one without them.
+#[tokio::test]
+async fn a_runs_own_hooks_and_metric_sink_replace_the_clients() {
+    let script = || {
+        [
+            client_mock::openai_calls(&[("c1", "add", r#"{"a":1,"b":2}"#)]),
+            client_mock::openai_text("3"),
+        ]
+    };
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let hooks = |who: &'static str| {
+        let seen = seen.clone();
+        Hooks::new().before_tool(move |call| {
+            seen.lock().unwrap().push(format!("{who} hook: {}", call.name));
+            async { None }
+        })
+    };
+    let sink = |who: &'static str| {
+        let seen = seen.clone();
+        move |e: &MetricEvent| {
+            if let MetricEvent::Tool { tool, .. } = e {
+                seen.lock().unwrap().push(format!("{who} metric: {tool}"));
+            }
+        }
+    };
+    let mock = Mock::json(script().into_iter().chain(script())).await;
+    let client = client_mock::client("openai", &mock.base)
+        .hooks(hooks("client"))
+        .on_metric(sink("client"))
+        .build()
+        .unwrap();
+    let tk = client_mock::toolkit(None);
+
+    let plain = client.run("add", &tk).await.unwrap();
+    assert_eq!(
+        std::mem::take(&mut *seen.lock().unwrap()),
+        ["client hook: add", "client metric: add"]
+    );
+    let own = RunOptions::new(&tk).hooks(hooks("run")).on_metric(sink("run"));
+    let overridden = client.run_with("add", own).await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), ["run hook: add", "run metric: add"]);
+    // Same wire either way; the client's registry records both runs.
+    let bodies = mock.bodies();
+    assert_eq!((&bodies[0], &bodies[1]), (&bodies[2], &bodies[3]));
+    assert_eq!(plain.messages, overridden.messages);
+    assert!(
+        client
+            .metrics()
+            .contains("toolnexus_tool_calls_total{tool=\"add\",source=\"custom\",is_error=\"false\",pending=\"false\"} 2\n"),
+        "{}",
+        client.metrics()
+    );
 }

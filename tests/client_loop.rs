@@ -46,7 +46,7 @@ async fn openai_two_parallel_tool_calls_then_a_final_answer() {
     assert_eq!(r.text, "5 and hi");
     assert_eq!(r.status, RunStatus::Done);
     assert_eq!(
-        (r.turns, r.tool_call_count, r.limit.as_deref(), r.pending.as_ref()),
+        (r.turns, r.tool_call_count, r.limit, r.pending.as_ref()),
         (2, 2, None, None)
     );
     assert_eq!(r.usage, TWO_TURNS);

@@ -173,6 +173,20 @@ async fn network_errors_are_retried_then_surface() {
         msg.ends_with(" (is the model server running, and is base_url right?)"),
         "{msg}"
     );
+    // The chain is kept for `anyhow`/`eyre`: ClientError → TransportError → reqwest → io.
+    let mut chain = Vec::new();
+    let mut cause = std::error::Error::source(&err);
+    while let Some(c) = cause {
+        chain.push(c.to_string());
+        cause = c.source();
+    }
+    assert!(chain.len() >= 3, "{chain:?}");
+    assert!(chain[0].starts_with("request failed: "), "{chain:?}");
+    assert!(chain[1].starts_with("error sending request for url"), "{chain:?}");
+    assert!(
+        chain.iter().any(|c| c.contains("Connection refused")),
+        "{chain:?}"
+    );
 }
 
 #[tokio::test]
@@ -184,7 +198,11 @@ async fn whole_run_timeout_aborts_the_in_flight_request() {
         .unwrap();
     let started = Instant::now();
     let err = run_hi(&client).await.unwrap_err();
-    assert!(matches!(err, ClientError::Timeout(200)), "{err}");
+    assert!(
+        matches!(err, ClientError::Timeout(t) if t == Duration::from_millis(200)),
+        "{err}"
+    );
+    assert_eq!(err.to_string(), "run timeout after 200ms (client timeout budget)");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(mock.requests().len(), 1, "an abort is never retried");
     assert!(
@@ -200,7 +218,7 @@ async fn whole_run_timeout_aborts_the_in_flight_request() {
         .build()
         .unwrap();
     let items: Vec<_> = bounded(client.stream("hi", RunOptions::default()).collect()).await;
-    assert!(matches!(items.as_slice(), [Err(ClientError::Timeout(200))]));
+    assert!(matches!(items.as_slice(), [Err(ClientError::Timeout(t))] if *t == Duration::from_millis(200)));
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use client_mock::{Mock, Reply, stream_events};
 use serde_json::{Value, json};
+use toolnexus::client::Style;
 use toolnexus::client::hooks::Hooks;
 use toolnexus::client::transport::{HttpResponse, from_fn};
 use toolnexus::client::{
@@ -58,7 +59,7 @@ async fn seed_answer_output_inside_wait_for() {
     });
     let llm = Client::builder()
         .base_url("http://mock.local")
-        .style("openai")
+        .style(Style::OpenAi)
         .model("gpt-4o-mini")
         .api_key("k")
         .transport(http)
@@ -92,7 +93,7 @@ fn scripted(script: Vec<Value>) -> Arc<dyn toolnexus::client::HttpTransport> {
 fn builder(http: Arc<dyn toolnexus::client::HttpTransport>) -> toolnexus::client::ClientBuilder {
     Client::builder()
         .base_url("http://mock.local")
-        .style("openai")
+        .style(Style::OpenAi)
         .model("m")
         .api_key("k")
         .transport(http)
@@ -212,10 +213,9 @@ async fn durable_resume_across_two_client_instances_openai() {
     let wrong = toolnexus::client::relay_answer("other-id", &[]);
     let err = b
         .run_with_answer(
-            restored.messages.clone(),
             &pending,
             &wrong,
-            RunOptions::new(&tk()),
+            RunOptions::new(&tk()).history(restored.messages.clone()),
         )
         .await
         .unwrap_err();
@@ -224,10 +224,9 @@ async fn durable_resume_across_two_client_instances_openai() {
 
     let r = b
         .run_with_answer(
-            restored.messages,
             &pending,
             &answer_output(&pending.id, "Chennai"),
-            RunOptions::new(&tk()),
+            RunOptions::new(&tk()).history(restored.messages),
         )
         .await
         .unwrap();
@@ -264,11 +263,10 @@ async fn durable_resume_through_a_file_store_anthropic() {
         .build()
         .unwrap();
     let r = b
-        .ask_with_answer(
-            "thread-1",
+        .run_with_answer(
             &pending,
             &answer_output(&pending.id, "Chennai"),
-            RunOptions::new(&tk),
+            RunOptions::new(&tk).conversation("thread-1"),
         )
         .await
         .unwrap();
@@ -318,7 +316,7 @@ async fn relay_calls_of_one_turn_ride_one_request_and_resume_with_results() {
         ],
     );
     let r = client
-        .run_with_answer(halted.messages, &pending, &answer, RunOptions::new(&tk))
+        .run_with_answer(&pending, &answer, RunOptions::new(&tk).history(halted.messages))
         .await
         .unwrap();
     assert_eq!(r.text, "both found");

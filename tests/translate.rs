@@ -19,15 +19,17 @@ const EXPECTED: &str = include_str!("fixtures/translate_expected.json");
 fn request_of(case: &Value) -> TranslateRequest {
     let r = &case["request"];
     let list = |k: &str| r[k].as_array().cloned().unwrap_or_default();
-    TranslateRequest {
-        messages: list("messages"),
-        tools: list("tools"),
-        toolkit: None,
-        cancel: None,
-        tool_choice: r.get("tool_choice").cloned(),
-        system: r["system"].as_str().map(str::to_string),
-        max_tokens: r["max_tokens"].as_u64().map(|n| n as u32),
+    let mut request = TranslateRequest::new(list("messages")).tools(list("tools"));
+    if let Some(choice) = r.get("tool_choice") {
+        request = request.tool_choice(choice.clone());
     }
+    if let Some(system) = r["system"].as_str() {
+        request = request.system(system);
+    }
+    if let Some(n) = r["max_tokens"].as_u64() {
+        request = request.max_tokens(n as u32);
+    }
+    request
 }
 
 fn draft_of(case: &Value, request: &TranslateRequest) -> Draft {
@@ -74,7 +76,7 @@ fn say_hi() -> TranslateRequest {
 
 #[test]
 fn toolkit_declarations_come_first_in_both_styles() {
-    let request = say_hi().with_toolkit(toolkit()).with_tools(vec![
+    let request = say_hi().toolkit(&toolkit()).tools(vec![
         json!({"type": "function", "function": {"name": "caller_tool"}}),
     ]);
     let names = |tools: &[Value], f: fn(&Value) -> &Value| -> Vec<String> {
@@ -299,7 +301,7 @@ fn client(base: &str, style: &str, hooks: Hooks, events: &Events) -> toolnexus::
     let events = events.clone();
     Client::builder()
         .base_url(base)
-        .style(style)
+        .style(style.parse().expect("openai or anthropic"))
         .model("test-model")
         .api_key("sk-test")
         .retry_base(Duration::from_millis(1))
@@ -347,12 +349,12 @@ async fn openai_translate_sends_one_exact_request_and_executes_nothing() {
     .build()
     .unwrap();
     let request = TranslateRequest::new(vec![json!({"role": "user", "content": "go"})])
-        .with_toolkit(toolkit())
-        .with_tools(vec![
+        .toolkit(&toolkit())
+        .tools(vec![
             json!({"type": "function", "function": {"name": "caller_tool"}}),
         ])
-        .with_tool_choice(json!("auto"))
-        .with_max_tokens(50);
+        .tool_choice(json!("auto"))
+        .max_tokens(50);
 
     let result = client.translate(request).await.unwrap();
 
@@ -444,8 +446,8 @@ async fn anthropic_translate_merges_request_params_and_honours_before_llm_overri
         json!({"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]}),
         json!({"role": "tool", "tool_call_id": "c1", "content": "sunny"}),
     ])
-    .with_tools(vec![json!({"type": "function", "function": {"name": "get_weather", "description": "d"}})])
-    .with_tool_choice(json!({"type": "function", "function": {"name": "get_weather"}}));
+    .tools(vec![json!({"type": "function", "function": {"name": "get_weather", "description": "d"}})])
+    .tool_choice(json!({"type": "function", "function": {"name": "get_weather"}}));
 
     let result = client.translate(request).await.unwrap();
 
@@ -560,13 +562,13 @@ async fn translate_fails_at_once_on_401_and_records_an_llm_error() {
 async fn before_llm_can_abort_before_anything_is_sent() {
     let mock = Mock::start(vec![]).await;
     let events = Events::default();
-    let hooks = Hooks::new().before_llm(|_| async { Err("route gate: model not allowed".to_string()) });
+    let hooks = Hooks::new().before_llm(|_| async { Err("route gate: model not allowed".into()) });
     let client = client(&mock.base, "openai", hooks, &events).build().unwrap();
 
     let err = client.translate(say_hi()).await.unwrap_err();
 
     assert!(
-        matches!(err, ClientError::Hook(ref m) if m == "route gate: model not allowed"),
+        matches!(err, ClientError::Hook(ref m) if m.to_string() == "route gate: model not allowed"),
         "{err:?}"
     );
     assert!(mock.requests().is_empty());
@@ -586,7 +588,7 @@ async fn cancelling_aborts_the_in_flight_call() {
     let cancel = cancel_after(Duration::from_millis(100));
     let started = Instant::now();
 
-    let err = client.translate(say_hi().with_cancel(cancel)).await.unwrap_err();
+    let err = client.translate(say_hi().cancel(cancel)).await.unwrap_err();
 
     assert!(matches!(err, ClientError::Cancelled), "{err:?}");
     assert!(
@@ -611,7 +613,10 @@ async fn the_whole_call_timeout_applies() {
 
     let err = client.translate(say_hi()).await.unwrap_err();
 
-    assert!(matches!(err, ClientError::Timeout(200)), "{err:?}");
+    assert!(
+        matches!(err, ClientError::Timeout(t) if t == Duration::from_millis(200)),
+        "{err:?}"
+    );
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(mock.requests().len(), 1);
 }

@@ -249,7 +249,7 @@ pub fn anthropic_text(text: &str) -> Value {
 pub fn client(style: &str, base: &str) -> toolnexus::client::ClientBuilder {
     Client::builder()
         .base_url(base)
-        .style(style)
+        .style(style.parse().expect("openai or anthropic"))
         .model(if style == "openai" {
             "gpt-test"
         } else {

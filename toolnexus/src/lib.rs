@@ -27,6 +27,19 @@
 //! ```
 #![warn(missing_docs)]
 
+/// `Debug` that prints the `Display` text. `main` returning `Result<_, Box<dyn Error>>`
+/// reports an error with `{:?}`, and there the message is what helps, not the variant.
+macro_rules! debug_as_display {
+    ($t:ty) => {
+        impl ::std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::Display::fmt(self, f)
+            }
+        }
+    };
+}
+pub(crate) use debug_as_display;
+
 pub mod adapter;
 pub mod assembly;
 #[cfg(feature = "builtins")]

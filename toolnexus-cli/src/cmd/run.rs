@@ -9,7 +9,7 @@ use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
 use tokio::sync::Mutex;
 use toolnexus::client::hooks::Hooks;
-use toolnexus::client::{Client, ClientError, RunResult, RunStatus};
+use toolnexus::client::{Client, ConfigError, RunResult, RunStatus, Style, UnknownStyle};
 use toolnexus::suspend::{AnswerReason, answer_declined, answer_output};
 use toolnexus::{Answer, Request, Toolkit};
 
@@ -62,9 +62,13 @@ impl Run {
             eprintln!("→ {} {}", call.name, call.args);
             None
         });
+        let style: Style = self.style.parse().map_err(|e: UnknownStyle| Failure {
+            message: e.to_string(),
+            code: 2,
+        })?;
         let mut builder = Client::builder()
             .base_url(&self.base_url)
-            .style(&self.style)
+            .style(style)
             .model(&self.model)
             .max_turns(self.max_turns)
             .hooks(hooks)
@@ -76,7 +80,7 @@ impl Run {
             // main prefixes every failure with "toolnexus: " already.
             let message = e.to_string().trim_start_matches("toolnexus: ").to_owned();
             match e {
-                ClientError::MissingApiKey => Failure::new(message),
+                ConfigError::MissingApiKey => Failure::new(message),
                 // A bad --style / --model / --base-url is a usage error.
                 _ => Failure { message, code: 2 },
             }
@@ -121,7 +125,7 @@ fn print_result(result: &RunResult) {
             println!("{}", result.text);
             eprintln!(
                 "toolnexus: stopped by the {} limit",
-                result.limit.as_deref().unwrap_or("turn")
+                result.limit.map_or("turn", |l| l.as_str())
             );
         }
     }

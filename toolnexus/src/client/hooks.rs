@@ -10,6 +10,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::error::{BoxError, ClientError};
+use super::wire::Declarations;
 use crate::result::ToolResult;
 
 /// What `before_llm` sees.
@@ -98,7 +100,7 @@ type HookFn<E, R> = Arc<dyn Fn(E) -> BoxFuture<'static, R> + Send + Sync>;
 /// ```
 #[derive(Clone, Default)]
 pub struct Hooks {
-    pub(crate) before_llm: Option<HookFn<LlmRequest, Result<Option<LlmOverride>, String>>>,
+    pub(crate) before_llm: Option<HookFn<LlmRequest, Result<Option<LlmOverride>, BoxError>>>,
     pub(crate) after_llm: Option<HookFn<LlmResponse, ()>>,
     pub(crate) before_tool: Option<HookFn<ToolCallInfo, Option<BeforeTool>>>,
     pub(crate) after_tool: Option<HookFn<ToolOutcome, Option<ToolResult>>>,
@@ -110,12 +112,13 @@ impl Hooks {
         Self::default()
     }
 
-    /// Before each LLM call. `Ok(Some(..))` replaces parts of the request; `Err(msg)` aborts
-    /// the run with [`ClientError::Hook`](super::ClientError::Hook) (the route-gate seam).
+    /// Before each LLM call. `Ok(Some(..))` replaces parts of the request; `Err(e)` aborts
+    /// the run with [`ClientError::Hook`] carrying `e` as its source (the route-gate seam):
+    /// `?` on any error works inside the hook, and `Err("why".into())` gives a message.
     pub fn before_llm<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(LlmRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Option<LlmOverride>, String>> + Send + 'static,
+        Fut: Future<Output = Result<Option<LlmOverride>, BoxError>> + Send + 'static,
     {
         self.before_llm = Some(Arc::new(move |e| Box::pin(f(e))));
         self
@@ -150,6 +153,66 @@ impl Hooks {
     {
         self.after_tool = Some(Arc::new(move |e| Box::pin(f(e))));
         self
+    }
+}
+
+impl Hooks {
+    /// `before_llm` around one LLM call (the loop's turns, `translate`'s one call): shown
+    /// the call as it stands, its override is folded in — messages, tools, and a non-empty
+    /// model for this call. Without the hook nothing is copied.
+    pub(crate) async fn apply_before_llm(
+        &self,
+        turn: u32,
+        messages: &mut Vec<Value>,
+        tools: &mut impl ToolList,
+        model: &mut String,
+    ) -> Result<(), ClientError> {
+        let Some(hook) = &self.before_llm else {
+            return Ok(());
+        };
+        let request = LlmRequest {
+            messages: messages.clone(),
+            tools: tools.values(),
+            model: model.clone(),
+            turn,
+        };
+        let Some(change) = hook(request).await.map_err(ClientError::Hook)? else {
+            return Ok(());
+        };
+        if let Some(m) = change.messages {
+            *messages = m;
+        }
+        if let Some(t) = change.tools {
+            tools.replace(t);
+        }
+        if let Some(m) = change.model.filter(|m| !m.is_empty()) {
+            *model = m;
+        }
+        Ok(())
+    }
+}
+
+/// The tool declarations of one LLM call, as `before_llm` reads and replaces them.
+pub(crate) trait ToolList {
+    fn values(&self) -> Vec<Value>;
+    fn replace(&mut self, tools: Vec<Value>);
+}
+
+impl ToolList for Vec<Value> {
+    fn values(&self) -> Vec<Value> {
+        self.clone()
+    }
+    fn replace(&mut self, tools: Vec<Value>) {
+        *self = tools;
+    }
+}
+
+impl ToolList for Declarations {
+    fn values(&self) -> Vec<Value> {
+        self.to_values()
+    }
+    fn replace(&mut self, tools: Vec<Value>) {
+        *self = Declarations::Listed(tools);
     }
 }
 

@@ -7,7 +7,8 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::transport::{self, HttpResponse, HttpTransport, TransportError};
-use super::wire::Usage;
+use super::wire::{Style, Usage};
+use super::{Client, ClientBuilder};
 
 /// Never dialled: `.invalid` is reserved (RFC 2606) so it can never resolve.
 pub(crate) const BASE_URL: &str = "http://in-process.invalid/v1";
@@ -68,6 +69,41 @@ impl Generation {
 /// The host model: a failure (`Err(message)`) is final — there is no wire to retry.
 pub type Generate =
     Arc<dyn Fn(GenerateRequest) -> BoxFuture<'static, Result<Generation, String>> + Send + Sync>;
+
+impl Client {
+    /// A client around a host `generate` function instead of a wire: OpenAI-shaped
+    /// messages, no API key, failures final (retries default to 0), streaming refused.
+    /// Returns the builder so every other option can still be set.
+    ///
+    /// ```
+    /// use toolnexus::client::{Client, Generation};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let client = Client::in_process("local-model", |req| async move {
+    ///     Ok(Generation::text(format!("{} messages seen", req.messages.len())))
+    /// })
+    /// .build()
+    /// .unwrap();
+    /// let r = client.run("hi", &toolnexus::Toolkit::default()).await.unwrap();
+    /// assert_eq!(r.text, "1 messages seen");
+    /// # });
+    /// ```
+    pub fn in_process<F, Fut>(model: impl Into<String>, generate: F) -> ClientBuilder
+    where
+        F: Fn(GenerateRequest) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Generation, String>> + Send + 'static,
+    {
+        let generate: Generate = Arc::new(move |req| Box::pin(generate(req)));
+        let mut b = Client::builder()
+            .base_url(BASE_URL)
+            .style(Style::OpenAi)
+            .model(model)
+            .api_key("in-process")
+            .retries(0)
+            .transport(transport(generate));
+        b.in_process = true;
+        b
+    }
+}
 
 /// The transport that answers every request by calling `generate` and building the
 /// `choices` envelope around its answer.

@@ -26,9 +26,42 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
+use super::wire::Usage;
 use crate::ToolSource;
+
+/// The `on_metric` sink: sees every [`MetricEvent`] as it happens.
+pub type OnMetric = Arc<dyn Fn(&MetricEvent) + Send + Sync>;
+
+/// Where one run's events go: the client's registry, then the run's `on_metric` (its own
+/// when it set one, else the client's).
+#[derive(Clone, Copy)]
+pub(crate) struct Sink<'a> {
+    pub(crate) registry: &'a MetricsRegistry,
+    pub(crate) on_metric: Option<&'a OnMetric>,
+}
+
+impl Sink<'_> {
+    pub(crate) fn emit(&self, event: MetricEvent) {
+        self.registry.record(&event);
+        if let Some(f) = self.on_metric {
+            f(&event);
+        }
+    }
+
+    /// The `llm` event of one provider call that began at `started`.
+    pub(crate) fn llm(&self, model: &str, ok: bool, usage: Usage, started: Instant) {
+        self.emit(MetricEvent::Llm {
+            model: model.to_owned(),
+            ok,
+            ms: started.elapsed().as_secs_f64() * 1000.0,
+            prompt_tokens: if ok { usage.prompt_tokens } else { 0 },
+            completion_tokens: if ok { usage.completion_tokens } else { 0 },
+        });
+    }
+}
 
 /// One significant point of a client's work, as handed to `on_metric` and folded into
 /// [`MetricsRegistry`]. Readable records, not counter primitives.

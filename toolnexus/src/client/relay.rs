@@ -11,15 +11,11 @@ use super::wire::{self, Call};
 use crate::context::ToolContext;
 use crate::result::ToolResult;
 use crate::suspend::{self, Answer};
-use crate::tool::{Tool, ToolSource};
+use crate::tool::{BUILTIN_NAMES, Tool, ToolSource};
 use crate::toolkit::Toolkit;
 
 /// The `Request.kind` of a relayed call.
 pub const RELAY_KIND: &str = "tool_call";
-
-/// The built-in tool names a relay tool may never take (SPEC §4A), checked even when
-/// builtins are off so a future builtin cannot capture a declaration-only tool.
-pub use crate::tool::BUILTIN_NAMES as BUILTIN_TOOL_NAMES;
 
 /// One host-executed result, keyed by the relayed call's id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,11 +108,12 @@ fn result_from_answer(name: &str, call_id: &str, answer: &Answer) -> ToolResult 
     ToolResult::failure(format!("no result supplied on resume for {name}"))
 }
 
-/// Fails the run when a relay tool is named like a builtin.
+/// Fails the run when a relay tool is named like a builtin (SPEC §4A), checked even when
+/// builtins are off so a future builtin cannot capture a declaration-only tool.
 pub(crate) fn check_collisions(toolkit: &Toolkit) -> Result<(), ClientError> {
     let bad: Vec<String> = toolkit
         .tools()
-        .filter(|t| t.source() == ToolSource::Relay && BUILTIN_TOOL_NAMES.contains(&t.name()))
+        .filter(|t| t.source() == ToolSource::Relay && BUILTIN_NAMES.contains(&t.name()))
         .map(|t| t.name().to_owned())
         .collect();
     if bad.is_empty() {

@@ -8,10 +8,42 @@ use std::sync::Mutex;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-/// A store failure (I/O, corrupt file).
-#[derive(Debug, thiserror::Error)]
-#[error("conversation store: {0}")]
-pub struct StoreError(pub String);
+use super::error::BoxError;
+
+/// A store failure (I/O, corrupt file), with its cause as
+/// [`source`](std::error::Error::source) when there is one.
+#[derive(thiserror::Error)]
+#[error("conversation store: {message}")]
+pub struct StoreError {
+    message: String,
+    #[source]
+    source: Option<BoxError>,
+}
+
+crate::debug_as_display!(StoreError);
+
+impl StoreError {
+    /// A failure described by `message` (what a log line reads, after `conversation store: `).
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A failure described by `message`, caused by `source`.
+    pub fn with_source(message: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Self {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// What went wrong, without the `conversation store: ` prefix.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
 
 /// Where `ask` conversations live. Implement it for a database to persist elsewhere.
 pub trait ConversationStore: Send + Sync {
@@ -39,7 +71,7 @@ impl ConversationStore for InMemoryStore {
         let found = self
             .map
             .lock()
-            .map_err(|_| StoreError("in-memory store lock poisoned".into()))
+            .map_err(|_| StoreError::new("in-memory store lock poisoned"))
             .map(|m| m.get(id).cloned());
         Box::pin(async move { found })
     }
@@ -48,7 +80,7 @@ impl ConversationStore for InMemoryStore {
         let done = self
             .map
             .lock()
-            .map_err(|_| StoreError("in-memory store lock poisoned".into()))
+            .map_err(|_| StoreError::new("in-memory store lock poisoned"))
             .map(|mut m| {
                 m.insert(id.to_owned(), messages);
             });
@@ -86,8 +118,8 @@ impl FileStore {
     }
 }
 
-fn io_err(path: &Path, e: impl std::fmt::Display) -> StoreError {
-    StoreError(format!("{}: {e}", path.display()))
+fn io_err(path: &Path, e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+    StoreError::with_source(format!("{}: {e}", path.display()), e)
 }
 
 impl ConversationStore for FileStore {
@@ -138,7 +170,9 @@ mod tests {
         );
         assert!(a.path_for("../etc").ends_with("x-2e2e2f657463.json"));
         std::fs::write(b.path_for("bad"), "{").unwrap();
-        assert!(b.get("bad").await.unwrap_err().0.contains("bad.json"));
+        let err = b.get("bad").await.unwrap_err();
+        assert!(err.message().contains("bad.json"), "{err}");
+        assert!(std::error::Error::source(&err).is_some());
     }
 
     #[tokio::test]

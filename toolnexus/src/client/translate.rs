@@ -12,7 +12,7 @@
 //! use serde_json::json;
 //! use toolnexus::client::translate::{FinishReason, TranslateRequest};
 //! use toolnexus::client::transport::{from_fn, HttpResponse};
-//! use toolnexus::client::Client;
+//! use toolnexus::client::{Client, Style};
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! // A provider that asks for one tool call, whatever it is sent.
@@ -25,7 +25,7 @@
 //! });
 //! let client = Client::builder()
 //!     .base_url("https://api.anthropic.com")
-//!     .style("anthropic")
+//!     .style(Style::Anthropic)
 //!     .model("claude-sonnet-4-5")
 //!     .api_key("sk-test")
 //!     .transport(provider)
@@ -35,7 +35,7 @@
 //!     json!({"role": "system", "content": "Be terse."}),
 //!     json!({"role": "user", "content": "Weather in Paris?"}),
 //! ])
-//! .with_tools(vec![json!({"type": "function", "function": {"name": "get_weather"}})]);
+//! .tools(vec![json!({"type": "function", "function": {"name": "get_weather"}})]);
 //!
 //! let result = client.translate(request).await.unwrap();
 //! assert_eq!(result.finish_reason, FinishReason::ToolCalls);
@@ -51,32 +51,28 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::hooks::{LlmOverride, LlmRequest, LlmResponse};
+use super::hooks::LlmResponse;
+use super::metrics::Sink;
+use super::run::guard;
 use super::{Client, ClientError, Style, Usage};
 use crate::{ContentPart, Toolkit};
 
-/// One translate call: the caller's OpenAI-shaped conversation and declarations.
+/// One translate call: the caller's OpenAI-shaped conversation and declarations, set with
+/// the chaining methods.
 #[derive(Clone, Debug, Default)]
 pub struct TranslateRequest {
-    /// OpenAI `messages`, verbatim (assistant `tool_calls`, `tool`-role results included).
-    pub messages: Vec<Value>,
-    /// OpenAI `tools`, verbatim.
-    pub tools: Vec<Value>,
-    /// A toolkit whose tools are declared (before `tools`) and never executed.
-    pub toolkit: Option<Toolkit>,
-    /// OpenAI `tool_choice`, verbatim; `None` or JSON `null` ⇒ absent.
-    pub tool_choice: Option<Value>,
-    /// Replaces the system prompt (the client's, and on the Anthropic style the hoisted
-    /// `system`/`developer` messages).
-    pub system: Option<String>,
-    /// `None` or `0` ⇒ the provider default (Anthropic: 4096; OpenAI: no key).
-    pub max_tokens: Option<u32>,
-    /// Aborts the in-flight call when fired (never retried), like a run's token.
-    pub cancel: Option<CancellationToken>,
+    messages: Vec<Value>,
+    tools: Vec<Value>,
+    toolkit: Option<Toolkit>,
+    tool_choice: Option<Value>,
+    system: Option<String>,
+    max_tokens: Option<u32>,
+    cancel: Option<CancellationToken>,
 }
 
 impl TranslateRequest {
-    /// A request carrying `messages` and nothing else.
+    /// A request carrying OpenAI `messages`, verbatim (assistant `tool_calls`, `tool`-role
+    /// results included), and nothing else.
     pub fn new(messages: Vec<Value>) -> Self {
         Self {
             messages,
@@ -84,38 +80,40 @@ impl TranslateRequest {
         }
     }
 
-    /// Sets the OpenAI `tools`.
-    pub fn with_tools(mut self, tools: Vec<Value>) -> Self {
+    /// Sets the OpenAI `tools`, verbatim.
+    pub fn tools(mut self, tools: Vec<Value>) -> Self {
         self.tools = tools;
         self
     }
 
     /// Declares a toolkit's tools (first, before `tools`). They are never executed.
-    pub fn with_toolkit(mut self, toolkit: Toolkit) -> Self {
-        self.toolkit = Some(toolkit);
+    pub fn toolkit(mut self, toolkit: &Toolkit) -> Self {
+        self.toolkit = Some(toolkit.clone());
         self
     }
 
-    /// Sets the OpenAI `tool_choice`.
-    pub fn with_tool_choice(mut self, choice: Value) -> Self {
+    /// Sets the OpenAI `tool_choice`, verbatim; JSON `null` ⇒ absent.
+    pub fn tool_choice(mut self, choice: Value) -> Self {
         self.tool_choice = Some(choice);
         self
     }
 
-    /// Overrides the system prompt.
-    pub fn with_system(mut self, system: impl Into<String>) -> Self {
+    /// Replaces the system prompt (the client's, and on the Anthropic style the hoisted
+    /// `system`/`developer` messages).
+    pub fn system(mut self, system: impl Into<String>) -> Self {
         self.system = Some(system.into());
         self
     }
 
-    /// Caps the completion length.
-    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+    /// Caps the completion length; `0` ⇒ the provider default (Anthropic: 4096; OpenAI: no
+    /// key).
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = Some(max_tokens);
         self
     }
 
-    /// Lets `cancel` abort the call.
-    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+    /// Lets `cancel` abort the in-flight call (never retried), like a run's token.
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
         self.cancel = Some(cancel);
         self
     }
@@ -659,34 +657,20 @@ impl Client {
     /// 0; may replace messages, tools and model, or abort) and `after_llm` fire exactly once.
     pub async fn translate(&self, request: TranslateRequest) -> Result<TranslateResult, ClientError> {
         let inner = &self.inner;
-        let mut draft = Draft::new(inner.style, &request, inner.system_prompt.as_deref());
+        let mut draft = Draft::new(inner.provider.style, &request, inner.system_prompt.as_deref());
         let mut model = inner.model.clone();
-        if let Some(hook) = &inner.hooks.before_llm {
-            let call = LlmRequest {
-                messages: draft.messages.clone(),
-                tools: draft.tools.clone(),
-                model: inner.model.clone(),
-                turn: 0,
-            };
-            if let Some(LlmOverride {
-                messages,
-                tools,
-                model: m,
-            }) = hook(call).await.map_err(ClientError::Hook)?
-            {
-                if let Some(messages) = messages {
-                    draft.messages = messages;
-                }
-                if let Some(tools) = tools {
-                    draft.tools = tools;
-                }
-                if let Some(m) = m.filter(|m| !m.is_empty()) {
-                    model = m;
-                }
-            }
-        }
-        let body = Value::Object(draft.body(&model));
-        let raw = self.send(body, request.cancel.as_ref()).await?;
+        inner
+            .hooks
+            .apply_before_llm(0, &mut draft.messages, &mut draft.tools, &mut model)
+            .await?;
+        let provider = &inner.provider;
+        let body = provider.encode(&draft.body(&model));
+        let metrics = Sink {
+            registry: &inner.registry,
+            on_metric: inner.on_metric.as_ref(),
+        };
+        let cancel = request.cancel.clone().unwrap_or_default();
+        let raw = guard(inner.timeout, &cancel, provider.complete(body, &model, metrics)).await?;
         if let Some(hook) = &inner.hooks.after_llm {
             hook(LlmResponse {
                 response: raw.clone(),

@@ -100,15 +100,30 @@ impl fmt::Debug for HttpResponse {
 }
 
 /// A request that produced no HTTP response (connect refused, reset, a broken body).
-#[derive(Clone, Debug, thiserror::Error)]
+///
+/// ```
+/// use std::error::Error as _;
+/// use toolnexus::client::TransportError;
+///
+/// let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
+/// let e = TransportError::network("request failed: connection refused").with_source(io);
+/// assert!(e.retryable);
+/// assert_eq!(e.source().unwrap().to_string(), "connection refused");
+/// ```
+#[derive(Clone, thiserror::Error)]
 #[error("{message}")]
 pub struct TransportError {
-    /// What went wrong.
+    /// What went wrong, causes included (what a log line or a model reads).
     pub message: String,
     /// Whether another attempt may succeed (network errors are; an in-process model's
     /// own failure is not).
     pub retryable: bool,
+    /// The underlying error, for a caller walking the chain.
+    #[source]
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
+
+crate::debug_as_display!(TransportError);
 
 impl TransportError {
     /// A retryable network failure.
@@ -116,6 +131,7 @@ impl TransportError {
         Self {
             message: message.into(),
             retryable: true,
+            source: None,
         }
     }
 
@@ -124,7 +140,14 @@ impl TransportError {
         Self {
             message: message.into(),
             retryable: false,
+            source: None,
         }
+    }
+
+    /// The same failure, with the error that caused it as its [`source`](std::error::Error::source).
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
     }
 }
 
@@ -226,6 +249,7 @@ impl HttpTransport for ReqwestTransport {
                     ""
                 };
                 TransportError::network(format!("request failed: {}{hint}", crate::net::error_chain(&e)))
+                    .with_source(e)
             })?;
             let status = resp.status().as_u16();
             let headers = resp
@@ -241,6 +265,7 @@ impl HttpTransport for ReqwestTransport {
                             "reading the response failed: {}",
                             crate::net::error_chain(&e)
                         ))
+                        .with_source(e)
                     })
                 })
                 .boxed();

@@ -47,16 +47,32 @@ impl fmt::Display for Style {
     }
 }
 
+/// `"openai"` or `"anthropic"`, as a CLI flag or a config file spells the style.
+///
+/// ```
+/// use toolnexus::client::Style;
+///
+/// assert_eq!("anthropic".parse::<Style>().unwrap(), Style::Anthropic);
+/// let err = "gemini".parse::<Style>().unwrap_err();
+/// assert_eq!(err.to_string(), r#"unknown client style "gemini" (expected "openai" or "anthropic")"#);
+/// ```
 impl FromStr for Style {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownStyle;
+    fn from_str(s: &str) -> Result<Self, UnknownStyle> {
         match s {
             "openai" => Ok(Style::OpenAi),
             "anthropic" => Ok(Style::Anthropic),
-            other => Err(other.to_owned()),
+            other => Err(UnknownStyle(other.to_owned())),
         }
     }
 }
+
+/// A style name that is neither `openai` nor `anthropic` (the name as given).
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown client style \"{0}\" (expected \"openai\" or \"anthropic\")")]
+pub struct UnknownStyle(pub String);
+
+crate::debug_as_display!(UnknownStyle);
 
 /// Token usage, summed across turns in a `RunResult`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,269 @@
+//! [`ClientBuilder`]: every setting of a [`Client`], validated once by
+//! [`build`](ClientBuilder::build).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::hooks::Hooks;
+use super::metrics::{MetricEvent, MetricsRegistry, OnMetric};
+use super::provider::Provider;
+use super::resilience::{ErrorDecision, ErrorInfo, OnError};
+use super::store::{ConversationStore, InMemoryStore};
+use super::transport::{HttpTransport, ReqwestTransport};
+use super::wire::{self, Style};
+use super::{Client, ConfigError, Inner};
+use crate::suspend::{Answer, Request, WaitFor};
+
+/// Rewrites each fully assembled request body just before it is sent.
+pub type BodyTransform = Arc<dyn Fn(Value) -> Value + Send + Sync>;
+
+/// Builds a [`Client`]; every setter is optional except base URL, style and model.
+#[derive(Default)]
+pub struct ClientBuilder {
+    base_url: Option<String>,
+    style: Option<Style>,
+    model: Option<String>,
+    api_key: Option<String>,
+    headers: Vec<(String, String)>,
+    system_prompt: Option<String>,
+    max_turns: Option<u32>,
+    retries: Option<u32>,
+    retry_base: Option<Duration>,
+    timeout: Option<Duration>,
+    connect_timeout: Option<Duration>,
+    on_error: Option<OnError>,
+    hooks: Hooks,
+    on_metric: Option<OnMetric>,
+    wait_for: Option<WaitFor>,
+    store: Option<Arc<dyn ConversationStore>>,
+    request_params: Map<String, Value>,
+    body_transform: Option<BodyTransform>,
+    transport: Option<Arc<dyn HttpTransport>>,
+    /// Set by [`Client::in_process`]: streaming is refused.
+    pub(super) in_process: bool,
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("base_url", &self.base_url)
+            .field("style", &self.style)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "«redacted»"))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A builder.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+}
+
+impl ClientBuilder {
+    /// The provider base URL, e.g. `https://openrouter.ai/api/v1` or `https://api.anthropic.com`.
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+    /// The wire dialect. From text (a CLI flag, a config file) with `str::parse`:
+    /// `"anthropic".parse::<Style>()`.
+    pub fn style(mut self, style: Style) -> Self {
+        self.style = Some(style);
+        self
+    }
+    /// The model id, sent verbatim on every turn.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+    /// The API key (else `OPENROUTER_API_KEY`, then the style's own variable). Never logged.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+    /// An extra request header (sent after, and so overriding, the built-in ones).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+    /// Prepended to the toolkit's skills prompt as the system message.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+    /// LLM round trips per run (default 10).
+    pub fn max_turns(mut self, n: u32) -> Self {
+        self.max_turns = Some(n);
+        self
+    }
+    /// Retries per LLM request (default 2).
+    pub fn retries(mut self, n: u32) -> Self {
+        self.retries = Some(n);
+        self
+    }
+    /// Backoff base (default 500 ms).
+    pub fn retry_base(mut self, base: Duration) -> Self {
+        self.retry_base = Some(base);
+        self
+    }
+    /// Whole-run deadline; aborts the in-flight request when it elapses.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+    /// Connect timeout of the default transport (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+    /// Classify each failed attempt as retry or fail (still bounded by `retries`).
+    pub fn on_error(mut self, f: impl Fn(&ErrorInfo) -> ErrorDecision + Send + Sync + 'static) -> Self {
+        self.on_error = Some(Arc::new(f));
+        self
+    }
+    /// Lifecycle hooks of every run (a run's own [`RunOptions::hooks`](super::RunOptions::hooks)
+    /// replaces them).
+    pub fn hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+    /// Receive every metric event (a run's own
+    /// [`RunOptions::on_metric`](super::RunOptions::on_metric) replaces this sink).
+    pub fn on_metric(mut self, f: impl Fn(&MetricEvent) + Send + Sync + 'static) -> Self {
+        self.on_metric = Some(Arc::new(f));
+        self
+    }
+    /// Resolve suspensions inline (SPEC §10); without it a suspension halts the run.
+    pub fn wait_for(mut self, wait_for: WaitFor) -> Self {
+        self.wait_for = Some(wait_for);
+        self
+    }
+    /// [`wait_for`](Self::wait_for) from an async closure.
+    pub fn wait_for_fn<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(Request) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Answer> + Send + 'static,
+    {
+        self.wait_for(Arc::new(move |r| Box::pin(f(r))))
+    }
+    /// The conversation store `ask` uses (default: in memory).
+    pub fn store(mut self, store: Arc<dyn ConversationStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+    /// Top-level keys merged into every request body (they win over the client's own,
+    /// except `messages`/`tools`/`stream`, which are ignored with a warning).
+    pub fn request_params(mut self, params: Map<String, Value>) -> Self {
+        self.request_params = params;
+        self
+    }
+    /// Rewrite every assembled body just before it is sent.
+    pub fn body_transform(mut self, f: impl Fn(Value) -> Value + Send + Sync + 'static) -> Self {
+        self.body_transform = Some(Arc::new(f));
+        self
+    }
+    /// The HTTP transport for LLM requests (default: reqwest).
+    pub fn transport(mut self, transport: Arc<dyn HttpTransport>) -> Self {
+        self.transport = Some(transport);
+        self
+    }
+
+    /// Validate and build.
+    ///
+    /// ```
+    /// use toolnexus::client::{Client, ConfigError, Style};
+    ///
+    /// let err = Client::builder().style(Style::OpenAi).model("m").build().unwrap_err();
+    /// assert!(matches!(err, ConfigError::MissingBaseUrl));
+    /// // `main` returning `Box<dyn Error>` prints it with `{:?}`: the same helpful text.
+    /// assert_eq!(format!("{err:?}"), "toolnexus: a base URL is required");
+    /// ```
+    pub fn build(self) -> Result<Client, ConfigError> {
+        let style = self.style.ok_or(ConfigError::MissingStyle)?;
+        let model = self
+            .model
+            .filter(|m| !m.is_empty())
+            .ok_or(ConfigError::MissingModel)?;
+        let base_url = self
+            .base_url
+            .filter(|u| !u.is_empty())
+            .ok_or(ConfigError::MissingBaseUrl)?;
+        match url::Url::parse(&base_url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => {}
+            Ok(u) => {
+                return Err(ConfigError::InvalidBaseUrl {
+                    reason: format!("scheme \"{}\" is not http or https", u.scheme()),
+                    url: base_url,
+                });
+            }
+            Err(e) => {
+                return Err(ConfigError::InvalidBaseUrl {
+                    reason: e.to_string(),
+                    url: base_url,
+                });
+            }
+        }
+        let api_key = self
+            .api_key
+            .filter(|k| !k.is_empty())
+            .or_else(|| env_key(style))
+            .ok_or(ConfigError::MissingApiKey)?;
+        let mut request_params = self.request_params;
+        request_params.retain(|k, _| {
+            let reserved = matches!(k.as_str(), "messages" | "tools" | "stream");
+            if reserved {
+                tracing::warn!("request_params key \"{k}\" is not allowed — ignored (use body_transform)");
+            }
+            !reserved
+        });
+        let transport = self.transport.unwrap_or_else(|| {
+            Arc::new(ReqwestTransport::new(
+                self.connect_timeout.unwrap_or(Duration::from_secs(10)),
+            ))
+        });
+        Ok(Client {
+            inner: Arc::new(Inner {
+                provider: Provider {
+                    endpoint: wire::endpoint(style, &base_url),
+                    headers: wire::headers(style, &api_key, &self.headers),
+                    api_key,
+                    style,
+                    transport,
+                    retries: self.retries.unwrap_or(2),
+                    retry_base: self.retry_base.unwrap_or(Duration::from_millis(500)),
+                    on_error: self.on_error,
+                    request_params,
+                    body_transform: self.body_transform,
+                },
+                model,
+                system_prompt: self.system_prompt,
+                max_turns: self.max_turns.unwrap_or(10),
+                timeout: self.timeout,
+                hooks: self.hooks,
+                on_metric: self.on_metric,
+                wait_for: self.wait_for,
+                store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
+                registry: MetricsRegistry::new(),
+                encoder: wire::PartEncoder::new(),
+                in_process: self.in_process,
+            }),
+        })
+    }
+}
+
+fn env_key(style: Style) -> Option<String> {
+    let get = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let own = match style {
+        Style::OpenAi => "OPENAI_API_KEY",
+        Style::Anthropic => "ANTHROPIC_API_KEY",
+    };
+    get("OPENROUTER_API_KEY")
+        .or_else(|| get(own))
+        .or_else(|| get("OPENAI_API_KEY"))
+        .or_else(|| get("ANTHROPIC_API_KEY"))
+}

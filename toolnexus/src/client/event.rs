@@ -1,0 +1,89 @@
+//! The events of a run: [`StreamEvent`], and the [`Emitter`] that hands them to a
+//! [`Client::stream`](super::Client::stream) consumer and text deltas to `on_text`.
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::ClientError;
+use super::options::OnText;
+use super::result::RunResult;
+use super::wire::Usage;
+use crate::suspend::Request;
+
+/// One event of [`Client::stream`](super::Client::stream).
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamEvent {
+    /// An assistant text delta.
+    Text {
+        /// The delta.
+        delta: String,
+    },
+    /// A tool about to run.
+    ToolCall {
+        /// Provider call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Parsed arguments.
+        args: Value,
+    },
+    /// A tool that ran.
+    ToolResult {
+        /// Provider call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Its output.
+        output: String,
+        /// Whether it failed.
+        is_error: bool,
+    },
+    /// A tool suspended (emitted before `wait_for` runs).
+    Pending {
+        /// The suspension.
+        request: Request,
+    },
+    /// Token usage so far.
+    Usage {
+        /// Summed usage.
+        usage: Usage,
+    },
+    /// The run ended.
+    Done {
+        /// The final result.
+        result: Box<RunResult>,
+    },
+}
+
+/// The channel a `stream()` consumer reads.
+pub(crate) type EventSender = mpsc::Sender<Result<StreamEvent, ClientError>>;
+
+/// Where a run's incremental events go: the `stream()` channel and/or an `on_text` callback.
+/// Neither set ⇒ the run does not stream.
+#[derive(Default)]
+pub(crate) struct Emitter {
+    pub(crate) tx: Option<EventSender>,
+    pub(crate) on_text: Option<OnText>,
+}
+
+impl Emitter {
+    pub(crate) fn streaming(&self) -> bool {
+        self.tx.is_some() || self.on_text.is_some()
+    }
+
+    /// A non-text event, built only when a `stream()` consumer is there to read it (the
+    /// tool-call and result events copy arguments and outputs).
+    pub(crate) async fn event(&self, make: impl FnOnce() -> StreamEvent) {
+        if let Some(tx) = &self.tx {
+            // A dropped receiver aborts the whole run (see `Client::stream`).
+            let _ = tx.send(Ok(make())).await;
+        }
+    }
+
+    pub(crate) async fn send(&self, event: StreamEvent) {
+        if let (StreamEvent::Text { delta }, Some(f)) = (&event, &self.on_text) {
+            f(delta);
+        }
+        self.event(|| event).await;
+    }
+}

@@ -1,0 +1,193 @@
+//! One provider call (SPEC §8): the request body shaped (`request_params`, `body_transform`),
+//! POSTed with retries and backoff ([`resilience`](super::resilience)), the answer read whole
+//! (JSON) or as it streams (SSE), and the `llm` metric of the call. No loop, no hooks: the
+//! loop and `translate` both call the model through here.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::builder::BodyTransform;
+use super::error::DecodeError;
+use super::event::Emitter;
+use super::metrics::Sink;
+use super::resilience::{self, ErrorDecision, ErrorInfo, OnError};
+use super::transport::{HttpRequest, HttpResponse, HttpTransport, TransportError};
+use super::wire::{self, Style, Turn, Usage};
+use super::{ClientError, sse};
+
+/// A provider endpoint and how to call it.
+pub(crate) struct Provider {
+    pub(super) style: Style,
+    pub(super) endpoint: String,
+    /// Auth and extra headers, in send order.
+    pub(super) headers: Vec<(String, String)>,
+    /// Only to redact it from a provider's error message.
+    pub(super) api_key: String,
+    pub(super) transport: Arc<dyn HttpTransport>,
+    pub(super) retries: u32,
+    pub(super) retry_base: Duration,
+    pub(super) on_error: Option<OnError>,
+    pub(super) request_params: Map<String, Value>,
+    pub(super) body_transform: Option<BodyTransform>,
+}
+
+/// Why one HTTP attempt failed.
+enum Failure {
+    Status {
+        status: u16,
+        body: Vec<u8>,
+        retry_after: Option<String>,
+    },
+    Net(TransportError),
+}
+
+impl Provider {
+    /// The bytes to send. Gap 1: `request_params` shallow-merged (they win), then
+    /// `body_transform` — both work on a `Value`, so only a client that sets them pays for
+    /// building one; every other body is serialized straight from the transcript.
+    pub(crate) fn encode(&self, body: &impl Serialize) -> Bytes {
+        if self.request_params.is_empty() && self.body_transform.is_none() {
+            return serde_json::to_vec(body).unwrap_or_default().into();
+        }
+        let mut body = serde_json::to_value(body).unwrap_or_default();
+        if let Value::Object(map) = &mut body {
+            for (k, v) in &self.request_params {
+                map.insert(k.clone(), v.clone());
+            }
+        }
+        if let Some(f) = &self.body_transform {
+            body = f(body);
+        }
+        serde_json::to_vec(&body).unwrap_or_default().into()
+    }
+
+    /// One call answered whole: the decoded JSON response.
+    pub(crate) async fn complete(
+        &self,
+        body: Bytes,
+        model: &str,
+        metrics: Sink<'_>,
+    ) -> Result<Value, ClientError> {
+        let started = Instant::now();
+        let result: Result<Value, ClientError> = async {
+            let resp = self.post_retrying(body, true).await?;
+            let bytes = resp.bytes().await?;
+            serde_json::from_slice::<Value>(&bytes).map_err(|e| DecodeError::json(e, &bytes).into())
+        }
+        .await;
+        let usage = result
+            .as_ref()
+            .ok()
+            .and_then(|v| v.get("usage"))
+            .map(|u| Usage::from_raw(self.style, u))
+            .unwrap_or_default();
+        metrics.llm(model, result.is_ok(), usage, started);
+        result
+    }
+
+    /// One call answered as an event stream (the connect is retried like any call): the turn
+    /// assembled from it, its text deltas handed to `emitter` as they arrive.
+    pub(crate) async fn stream(
+        &self,
+        body: Bytes,
+        model: &str,
+        emitter: &Emitter,
+        metrics: Sink<'_>,
+    ) -> Result<Turn, ClientError> {
+        let started = Instant::now();
+        let result = async {
+            let resp = self.post_retrying(body, false).await?;
+            sse::read_turn(self.style, resp, emitter).await
+        }
+        .await;
+        let usage = result.as_ref().map(|t| t.usage).unwrap_or_default();
+        metrics.llm(model, result.is_ok(), usage, started);
+        result
+    }
+
+    /// POST with retries on 429/5xx/network (or whatever `on_error` says, bounded by
+    /// `retries`). `whole` reads the body inside the attempt, so a broken body retries too
+    /// (the response then carries it in memory).
+    async fn post_retrying(&self, body: Bytes, whole: bool) -> Result<HttpResponse, ClientError> {
+        let request = HttpRequest {
+            url: self.endpoint.clone(),
+            headers: self.headers.clone(),
+            body,
+        };
+        let mut attempt = 0;
+        loop {
+            let failure = match self.attempt(request.clone(), whole).await {
+                Ok(reply) => return Ok(reply),
+                Err(f) => f,
+            };
+            let (info, error, wait) = match failure {
+                Failure::Status {
+                    status,
+                    body,
+                    retry_after,
+                } => {
+                    let wait = retry_after
+                        .as_deref()
+                        .and_then(resilience::parse_retry_after)
+                        .unwrap_or_else(|| resilience::backoff(self.retry_base, attempt));
+                    let info = ErrorInfo {
+                        status: Some(status),
+                        error: None,
+                        attempt,
+                        retryable: resilience::is_retryable_status(status),
+                    };
+                    let error = ClientError::Provider {
+                        status,
+                        message: wire::provider_message(&body, &self.api_key),
+                        retry_after,
+                    };
+                    (info, error, wait)
+                }
+                Failure::Net(e) => {
+                    let info = ErrorInfo {
+                        status: None,
+                        error: Some(e.message.clone()),
+                        attempt,
+                        retryable: e.retryable,
+                    };
+                    let wait = resilience::backoff(self.retry_base, attempt);
+                    (info, ClientError::Transport(e), wait)
+                }
+            };
+            let decision = match &self.on_error {
+                Some(f) => f(&info),
+                None => resilience::default_decision(&info),
+            };
+            if decision == ErrorDecision::Fail || attempt >= self.retries {
+                return Err(error);
+            }
+            tracing::debug!(attempt, status = info.status, "LLM request failed; retrying");
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    async fn attempt(&self, request: HttpRequest, whole: bool) -> Result<HttpResponse, Failure> {
+        let resp = self.transport.post(request).await.map_err(Failure::Net)?;
+        if (200..300).contains(&resp.status) {
+            if !whole {
+                return Ok(resp);
+            }
+            let (status, headers) = (resp.status, resp.headers.clone());
+            let body = resp.bytes().await.map_err(Failure::Net)?;
+            return Ok(HttpResponse::new(status, headers, body));
+        }
+        let status = resp.status;
+        let retry_after = resp.header("retry-after").map(str::to_owned);
+        let body = resp.bytes().await.map(|b| b.to_vec()).unwrap_or_default();
+        Err(Failure::Status {
+            status,
+            body,
+            retry_after,
+        })
+    }
+}
