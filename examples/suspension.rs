@@ -11,8 +11,7 @@
 use toolnexus::builtin;
 use toolnexus::client::Style;
 use toolnexus::client::{Client, ClientBuilder, RunOptions, RunResult, RunStatus};
-use toolnexus::suspend::answer_output;
-use toolnexus::{Request, Toolkit};
+use toolnexus::{Answer, Request, Toolkit};
 use toolnexus_mock::{MockModel, Scenario};
 
 const PROMPT: &str = r#"question {"questions":[{"question":"Which city?","options":["Paris","Oslo"]}]}"#;
@@ -36,7 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("wait_for: kind={} prompt={:?}", request.kind, request.prompt);
             assert_eq!(request.kind, "question");
             assert_eq!(request.prompt, "Which city? (options: Paris, Oslo)");
-            answer_output(request.id, "Paris")
+            Answer::output(request.id, "Paris")
         })
         .build()?;
     let r = client.run(PROMPT, &tk).await?;
@@ -66,7 +65,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("pending request: {}", serde_json::to_string(pending)?);
     assert_eq!(pending.kind, "question");
     let second = builder(&model).build()?;
-    let answer = answer_output(&pending.id, "Oslo");
+    let answer = Answer::output(&pending.id, "Oslo");
     let resumed = second
         .run_with_answer(
             pending,

@@ -15,15 +15,15 @@ use toolnexus::client::{
     Client, ClientError, FileStore, MetricEvent, RelayResult, RunOptions, RunResult, RunStatus, StreamEvent,
     relay_answer, relay_tool,
 };
-use toolnexus::suspend::{AnswerReason, answer_declined, answer_output, make_request, suspend};
-use toolnexus::{Request, Tool, ToolContext, ToolResult, Toolkit};
+use toolnexus::suspend::AnswerReason;
+use toolnexus::{Answer, Request, Tool, ToolContext, ToolResult, Toolkit};
 
 /// Suspends with an `input` request until it is retried with an answer.
 fn ask_city() -> Tool {
     Tool::new("ask_city", |_: Value, ctx: ToolContext| async move {
         match ctx.answer {
             Some(a) => ToolResult::success(a.data.as_ref().and_then(|d| d["output"].as_str()).unwrap_or("")),
-            None => suspend(make_request("input", "Which city?", None)),
+            None => ToolResult::suspend(Request::new("input", "Which city?")),
         }
     })
     .with_description("which city")
@@ -31,7 +31,7 @@ fn ask_city() -> Tool {
 
 fn always_suspends() -> Tool {
     Tool::new("approve", |_: Value, _: ToolContext| async move {
-        suspend(make_request("approval", "Approve the refund?", None))
+        ToolResult::suspend(Request::new("approval", "Approve the refund?"))
     })
 }
 
@@ -63,7 +63,7 @@ async fn seed_answer_output_inside_wait_for() {
         .model("gpt-4o-mini")
         .api_key("k")
         .transport(http)
-        .wait_for_fn(|request: Request| async move { answer_output(request.id, "Chennai") })
+        .wait_for_fn(|request: Request| async move { Answer::output(request.id, "Chennai") })
         .build()
         .unwrap();
     let rr = llm
@@ -112,9 +112,9 @@ async fn declined_answer_and_second_suspension_feed_back_errors() {
             asked2.lock().unwrap().push(r.prompt.clone());
             async move {
                 if r.kind == "input" {
-                    answer_declined(r.id, AnswerReason::Declined)
+                    Answer::declined(r.id, AnswerReason::Declined)
                 } else {
-                    answer_output(r.id, "yes")
+                    Answer::output(r.id, "yes")
                 }
             }
         })
@@ -225,7 +225,7 @@ async fn durable_resume_across_two_client_instances_openai() {
     let r = b
         .run_with_answer(
             &pending,
-            &answer_output(&pending.id, "Chennai"),
+            &Answer::output(&pending.id, "Chennai"),
             RunOptions::new(&tk()).history(restored.messages),
         )
         .await
@@ -265,7 +265,7 @@ async fn durable_resume_through_a_file_store_anthropic() {
     let r = b
         .run_with_answer(
             &pending,
-            &answer_output(&pending.id, "Chennai"),
+            &Answer::output(&pending.id, "Chennai"),
             RunOptions::new(&tk).conversation("thread-1"),
         )
         .await
@@ -374,7 +374,7 @@ async fn stream_with_wait_for_emits_pending_then_the_resolved_result() {
     ])
     .await;
     let client = client_mock::client("openai", &mock.base)
-        .wait_for_fn(|r: Request| async move { answer_output(r.id, "Chennai") })
+        .wait_for_fn(|r: Request| async move { Answer::output(r.id, "Chennai") })
         .build()
         .unwrap();
     let tk = Toolkit::new([ask_city()]);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use mcp_support::*;
 use serde_json::{Value, json};
 use toolnexus::mcp::{LoadOptions, McpConfig, McpError, McpStatus, list_mcp_tools};
-use toolnexus::suspend::{AnswerReason, Request, WaitFor, answer_declined};
+use toolnexus::suspend::{Answer, AnswerReason, Request, WaitFor};
 use toolnexus::{CancellationToken, ContentPart, ToolContext, ToolSource, Toolkit};
 
 #[tokio::test]
@@ -462,14 +462,14 @@ async fn elicitation_is_bridged_through_wait_for() {
         record.lock().unwrap().push(request.clone());
         Box::pin(async move {
             if request.kind == "input" {
-                toolnexus::suspend::Answer {
+                Answer {
                     id: request.id,
                     ok: true,
                     data: Some(json!({"city": "Chennai"})),
                     reason: None,
                 }
             } else {
-                answer_declined(request.id, AnswerReason::Declined)
+                Answer::declined(request.id, AnswerReason::Declined)
             }
         })
     });

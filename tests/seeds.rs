@@ -2,8 +2,9 @@
 //! observable results.
 
 use serde_json::{Map, Value, json};
-use toolnexus::suspend::{make_request, pending_of};
-use toolnexus::{ContentPart, Tool, ToolContext, ToolResult, ToolSource, Toolkit, adapter, native_tool};
+use toolnexus::{
+    ContentPart, Request, Tool, ToolContext, ToolResult, ToolSource, Toolkit, adapter, native_tool,
+};
 
 fn meta(v: Value) -> Map<String, Value> {
     v.as_object().unwrap().clone()
@@ -60,14 +61,16 @@ async fn seed_000_a_failure_is_a_value_the_loop_keeps_going_with() {
 
 #[test]
 fn seed_000_metadata_carries_a_suspension() {
-    let approval = make_request("input", "Approve the refund?", Some(Map::new()));
+    let approval = Request::new("input", "Approve the refund?").with_data(Map::new());
     let pending = serde_json::to_value(&approval).unwrap();
     let result = ToolResult::failure("Waiting for a response.").with_meta("pending", pending.clone());
     assert!(result.is_error);
     assert_eq!(result.output, "Waiting for a response.");
-    assert_eq!(result.metadata.as_ref().unwrap()["pending"], pending);
-    assert_eq!(pending_of(&result), Some(approval));
-    assert_eq!(pending_of(&ToolResult::success("done")), None);
+    // On the wire it is `metadata.pending`; in Rust, the typed slot.
+    let wire: Value = serde_json::from_str(&result.to_json()).unwrap();
+    assert_eq!(wire["metadata"]["pending"], pending);
+    assert_eq!(result.pending(), Some(&approval));
+    assert_eq!(ToolResult::success("done").pending(), None);
 }
 
 #[tokio::test]

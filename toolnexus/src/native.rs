@@ -147,6 +147,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::content::ContentPart;
 use crate::context::ToolContext;
 use crate::result::ToolResult;
 use crate::tool::{Tool, ToolSource};
@@ -255,21 +256,22 @@ impl IntoToolResult for Value {
         let Some(output) = map.remove("output") else {
             return ToolResult::success(Value::Object(map));
         };
-        ToolResult {
-            output: match output {
-                Value::String(s) => s,
-                other => other.to_string(),
-            },
-            is_error: map.get("isError") == Some(&Value::Bool(true)),
-            metadata: match map.remove("metadata") {
-                Some(Value::Object(m)) => Some(m),
-                _ => None,
-            },
-            parts: map
-                .remove("parts")
-                .and_then(|p| serde_json::from_value(p).ok())
-                .unwrap_or_default(),
+        let output = match output {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        let mut result = if map.get("isError") == Some(&Value::Bool(true)) {
+            ToolResult::failure(output)
+        } else {
+            ToolResult::success(output)
+        };
+        if let Some(Value::Object(metadata)) = map.remove("metadata") {
+            // A `pending` request in it is the suspension slot, as on the wire.
+            result = result.with_metadata(metadata);
         }
+        let parts: Option<Vec<ContentPart>> =
+            map.remove("parts").and_then(|p| serde_json::from_value(p).ok());
+        result.with_parts(parts.unwrap_or_default())
     }
 }
 

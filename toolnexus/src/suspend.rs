@@ -1,20 +1,21 @@
 //! Suspension (SPEC §10): a tool that needs an out-of-band resolution — a login, an
-//! approval, a human's answer — returns an ordinary failed [`ToolResult`] whose
-//! `metadata.pending` is a [`Request`]. The client calls the host's `wait_for(request)` and
+//! approval, a human's answer — returns [`ToolResult::suspend`](crate::ToolResult::suspend)
+//! with a [`Request`]: a failed result carrying the request in its pending slot
+//! (`metadata.pending` on the wire). The client calls the host's [`WaitFor`] with it and
 //! re-executes the tool once with the [`Answer`] in
 //! [`ToolContext::answer`](crate::ToolContext::answer).
 //!
 //! `Request` and `Answer` are wire data: their keys are fixed across every port.
 //!
 //! ```
-//! use toolnexus::suspend::{answer_output, make_request, suspend};
+//! use toolnexus::{Answer, Request, ToolResult};
 //!
-//! let request = make_request("input", "Which city?", None);
-//! let result = suspend(request.clone());
+//! let request = Request::new("input", "Which city?");
+//! let result = ToolResult::suspend(request.clone());
 //! assert!(result.is_error);
-//! assert_eq!(result.pending(), Some(request.clone()));
+//! assert_eq!(result.pending(), Some(&request));
 //!
-//! let answer = answer_output(&request.id, "Chennai");
+//! let answer = Answer::output(&request.id, "Chennai");
 //! assert_eq!(
 //!     serde_json::to_value(&answer).unwrap(),
 //!     serde_json::json!({"id": request.id, "ok": true, "data": {"output": "Chennai"}})
@@ -28,8 +29,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-
-use crate::result::ToolResult;
 
 /// What a suspended tool is waiting for. Keys are byte-identical across ports.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,9 +83,10 @@ pub struct Answer {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolnexus::suspend::{WaitFor, answer_output};
+/// use toolnexus::Answer;
+/// use toolnexus::suspend::WaitFor;
 ///
-/// let wait_for: WaitFor = Arc::new(|request| Box::pin(async move { answer_output(request.id, "Chennai") }));
+/// let wait_for: WaitFor = Arc::new(|request| Box::pin(async move { Answer::output(request.id, "Chennai") }));
 /// # let _ = wait_for;
 /// ```
 pub type WaitFor = Arc<dyn Fn(Request) -> BoxFuture<'static, Answer> + Send + Sync>;
@@ -101,92 +101,78 @@ pub fn new_request_id() -> String {
     format!("pnd-{ms:x}-{}", SEQ.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Build a [`Request`] with a generated id.
-pub fn make_request(
-    kind: impl Into<String>,
-    prompt: impl Into<String>,
-    data: Option<Map<String, Value>>,
-) -> Request {
-    Request {
-        id: new_request_id(),
-        kind: kind.into(),
-        prompt: prompt.into(),
-        url: None,
-        data,
-        expires_at: None,
+impl Request {
+    /// A request of `kind` asking `prompt`, with a fresh id ([`new_request_id`]).
+    pub fn new(kind: impl Into<String>, prompt: impl Into<String>) -> Self {
+        Self {
+            id: new_request_id(),
+            kind: kind.into(),
+            prompt: prompt.into(),
+            url: None,
+            data: None,
+            expires_at: None,
+        }
+    }
+
+    /// A `kind:"authorization"` request for a login at `url`, prompting
+    /// "Authorization required to continue".
+    pub fn authorization(url: impl Into<String>) -> Self {
+        Self::new("authorization", "Authorization required to continue").with_url(url)
+    }
+
+    /// With the kind-specific extras `data` (`data.schema`, `data.questions`, …).
+    pub fn with_data(mut self, data: Map<String, Value>) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// With the link where the action happens.
+    pub fn with_url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self
     }
 }
 
-/// The suspension result for `request`: `isError: true`, output = the prompt (plus the URL on
-/// its own line when present), `metadata.pending` = the request.
-pub fn suspend(request: Request) -> ToolResult {
-    let output = match &request.url {
-        Some(url) => format!("{}\n{url}", request.prompt),
-        None => request.prompt.clone(),
-    };
-    let pending = serde_json::to_value(&request).expect("a Request always serializes");
-    ToolResult::failure(output).with_meta("pending", pending)
-}
-
-/// The suspension a result carries, if any.
-pub fn pending_of(result: &ToolResult) -> Option<Request> {
-    result.pending()
-}
-
-/// Sugar for the common case: a `kind:"authorization"` suspension at a login URL.
-///
-/// ```
-/// let r = toolnexus::suspend::auth_required("https://login.example/authorize", None);
-/// assert_eq!(r.output, "Authorization required to continue\nhttps://login.example/authorize");
-/// assert_eq!(r.pending().unwrap().kind, "authorization");
-/// ```
-pub fn auth_required(url: impl Into<String>, prompt: Option<&str>) -> ToolResult {
-    let mut request = make_request(
-        "authorization",
-        prompt.unwrap_or("Authorization required to continue"),
-        None,
-    );
-    request.url = Some(url.into());
-    suspend(request)
-}
-
-/// The answer that supplies a human's typed reply: `{id, ok:true, data:{output}}`.
-/// Taking a string (not any value) is the point: a wrong payload cannot silently
-/// degrade to `""`.
-pub fn answer_output(id: impl Into<String>, output: impl Into<String>) -> Answer {
-    Answer {
-        id: id.into(),
-        ok: true,
-        data: Some(json!({ "output": output.into() })),
-        reason: None,
+impl Answer {
+    /// The answer that supplies a human's typed reply: `{id, ok:true, data:{output}}`.
+    /// Taking a string (not any value) is the point: a wrong payload cannot silently
+    /// degrade to `""`.
+    pub fn output(id: impl Into<String>, output: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            ok: true,
+            data: Some(json!({ "output": output.into() })),
+            reason: None,
+        }
     }
-}
 
-/// Like [`answer_output`], with `data.isError: true`: the value arrived but is itself a failure.
-///
-/// ```
-/// let a = toolnexus::suspend::answer_output_error("sus-2", "not-a-real-city");
-/// assert_eq!(
-///     serde_json::to_string(&a).unwrap(),
-///     r#"{"id":"sus-2","ok":true,"data":{"output":"not-a-real-city","isError":true}}"#
-/// );
-/// ```
-pub fn answer_output_error(id: impl Into<String>, output: impl Into<String>) -> Answer {
-    Answer {
-        id: id.into(),
-        ok: true,
-        data: Some(json!({ "output": output.into(), "isError": true })),
-        reason: None,
+    /// Like [`Answer::output`], with `data.isError: true`: the value arrived but is itself
+    /// a failure.
+    ///
+    /// ```
+    /// let a = toolnexus::Answer::output_error("sus-2", "not-a-real-city");
+    /// assert_eq!(
+    ///     serde_json::to_string(&a).unwrap(),
+    ///     r#"{"id":"sus-2","ok":true,"data":{"output":"not-a-real-city","isError":true}}"#
+    /// );
+    /// ```
+    pub fn output_error(id: impl Into<String>, output: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            ok: true,
+            data: Some(json!({ "output": output.into(), "isError": true })),
+            reason: None,
+        }
     }
-}
 
-/// The answer that refuses a request: `{id, ok:false, reason}`.
-pub fn answer_declined(id: impl Into<String>, reason: AnswerReason) -> Answer {
-    Answer {
-        id: id.into(),
-        ok: false,
-        data: None,
-        reason: Some(reason),
+    /// The answer that refuses a request: `{id, ok:false, reason}`.
+    pub fn declined(id: impl Into<String>, reason: AnswerReason) -> Self {
+        Self {
+            id: id.into(),
+            ok: false,
+            data: None,
+            reason: Some(reason),
+        }
     }
 }
 
@@ -196,14 +182,14 @@ mod tests {
 
     #[test]
     fn request_wire_keys_are_fixed() {
-        let mut r = make_request("input", "Which city?", None);
+        let mut r = Request::new("input", "Which city?");
         r.id = "sus-1".into();
         r.expires_at = Some("2026-12-02T00:00:00Z".into());
         assert_eq!(
             serde_json::to_string(&r).unwrap(),
             r#"{"id":"sus-1","kind":"input","prompt":"Which city?","expiresAt":"2026-12-02T00:00:00Z"}"#
         );
-        let declined = answer_declined("sus-1", AnswerReason::Declined);
+        let declined = Answer::declined("sus-1", AnswerReason::Declined);
         assert_eq!(
             serde_json::to_string(&declined).unwrap(),
             r#"{"id":"sus-1","ok":false,"reason":"declined"}"#
@@ -217,11 +203,12 @@ mod tests {
     }
 
     #[test]
-    fn suspension_round_trips_through_metadata() {
-        let req = make_request("approval", "Approve the refund?", None);
-        let res = suspend(req.clone());
-        assert!(res.is_pending());
-        assert_eq!(pending_of(&res), Some(req));
-        assert_eq!(pending_of(&ToolResult::success("done")), None);
+    fn authorization_carries_the_url() {
+        let r = Request::authorization("https://login.example");
+        assert_eq!(
+            (r.kind.as_str(), r.url.as_deref()),
+            ("authorization", Some("https://login.example"))
+        );
+        assert_eq!(r.prompt, "Authorization required to continue");
     }
 }

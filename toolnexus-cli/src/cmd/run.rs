@@ -10,7 +10,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
 use tokio::sync::Mutex;
 use toolnexus::client::hooks::Hooks;
 use toolnexus::client::{Client, ConfigError, RunResult, RunStatus, Style, UnknownStyle};
-use toolnexus::suspend::{AnswerReason, answer_declined, answer_output};
+use toolnexus::suspend::AnswerReason;
 use toolnexus::{Answer, Request, Toolkit};
 
 use super::ToolkitArgs;
@@ -148,11 +148,11 @@ async fn ask_on_terminal(input: Input, request: Request) -> Answer {
     let _ = err.flush().await;
     let line = match input.lock().await.next_line().await {
         Ok(Some(line)) => line.trim().to_owned(),
-        _ => return answer_declined(request.id, AnswerReason::Cancelled),
+        _ => return Answer::declined(request.id, AnswerReason::Cancelled),
     };
     match request.kind.as_str() {
         "authorization" if line.eq_ignore_ascii_case("n") => {
-            answer_declined(request.id, AnswerReason::Declined)
+            Answer::declined(request.id, AnswerReason::Declined)
         }
         "authorization" => Answer {
             id: request.id,
@@ -167,6 +167,6 @@ async fn ask_on_terminal(input: Input, request: Request) -> Answer {
             data: Some(json!({ "answers": [line] })),
             reason: None,
         },
-        _ => answer_output(request.id, line),
+        _ => Answer::output(request.id, line),
     }
 }

@@ -7,7 +7,7 @@ use super::args::Args;
 use super::builtin;
 use crate::context::ToolContext;
 use crate::result::ToolResult;
-use crate::suspend::{make_request, suspend};
+use crate::suspend::Request;
 use crate::tool::Tool;
 
 pub(super) fn tool() -> Tool {
@@ -50,7 +50,9 @@ fn run(args: &Value, ctx: &ToolContext) -> Result<ToolResult, String> {
     let prompt = render_prompt(&a, questions)?;
     let mut data = Map::new();
     data.insert("questions".into(), Value::Array(questions.clone()));
-    Ok(suspend(make_request("question", prompt, Some(data))))
+    Ok(ToolResult::suspend(
+        Request::new("question", prompt).with_data(data),
+    ))
 }
 
 /// SPEC §4A: each question's text in order, `" (options: a, b, c)"` appended when it has

@@ -10,7 +10,7 @@ use super::ClientError;
 use super::wire::{self, Call};
 use crate::context::ToolContext;
 use crate::result::ToolResult;
-use crate::suspend::{self, Answer};
+use crate::suspend::{Answer, Request};
 use crate::tool::{BUILTIN_NAMES, Tool, ToolSource};
 use crate::toolkit::Toolkit;
 
@@ -67,11 +67,8 @@ pub fn relay_tool(name: impl Into<String>, description: impl Into<String>, schem
                             "arguments": args.to_string(),
                         }]),
                     );
-                    suspend::suspend(suspend::make_request(
-                        RELAY_KIND,
-                        format!("relay tool call {name} to the caller for execution"),
-                        Some(data),
-                    ))
+                    let prompt = format!("relay tool call {name} to the caller for execution");
+                    ToolResult::suspend(Request::new(RELAY_KIND, prompt).with_data(data))
                 }
             }
         }
@@ -127,16 +124,17 @@ pub(crate) fn check_collisions(toolkit: &Toolkit) -> Result<(), ClientError> {
 /// cannot know them), then fold every relay call of the turn into the first one, so the
 /// single surfaced request carries all of them in call order.
 pub(crate) fn stamp_and_merge(calls: &[Call], outcomes: &mut [(Value, ToolResult)]) {
-    fn relay_pending(result: &mut ToolResult) -> Option<&mut Value> {
-        let p = result.metadata.as_mut()?.get_mut("pending")?;
-        (p["kind"] == RELAY_KIND).then_some(p)
+    /// The `data.calls` of a result's relay suspension.
+    fn relayed_calls(result: &mut ToolResult) -> Option<&mut Vec<Value>> {
+        let request = result.pending_mut().filter(|p| p.kind == RELAY_KIND)?;
+        request.data.as_mut()?.get_mut("calls")?.as_array_mut()
     }
     let mut relayed = Vec::new();
     for (i, (call, (_, result))) in calls.iter().zip(outcomes.iter_mut()).enumerate() {
-        let Some(pending) = relay_pending(result) else {
+        let Some(relayed_calls) = relayed_calls(result) else {
             continue;
         };
-        for c in pending["data"]["calls"].as_array_mut().into_iter().flatten() {
+        for c in relayed_calls.iter_mut() {
             if c["id"].as_str().is_none_or(str::is_empty) {
                 c["id"] = call.id.clone().into();
             }
@@ -149,13 +147,11 @@ pub(crate) fn stamp_and_merge(calls: &[Call], outcomes: &mut [(Value, ToolResult
     };
     let mut extra = Vec::new();
     for &i in rest {
-        if let Some(p) = relay_pending(&mut outcomes[i].1) {
-            extra.extend(p["data"]["calls"].as_array().cloned().unwrap_or_default());
+        if let Some(c) = relayed_calls(&mut outcomes[i].1) {
+            extra.extend(c.iter().cloned());
         }
     }
-    if let Some(target) =
-        relay_pending(&mut outcomes[first].1).and_then(|p| p["data"]["calls"].as_array_mut())
-    {
+    if let Some(target) = relayed_calls(&mut outcomes[first].1) {
         target.extend(extra);
     }
 }

@@ -375,7 +375,7 @@ impl Run<'_> {
         let mut relay_answer: Option<Answer> = None;
         let mut halted = None;
         for (call, (args, mut result)) in calls.iter().zip(outcomes) {
-            if let Some(request) = result.pending() {
+            if let Some(request) = result.pending().cloned() {
                 self.emitter
                     .event(|| StreamEvent::Pending {
                         request: request.clone(),
@@ -592,7 +592,7 @@ impl Run<'_> {
             } else {
                 let (_, r) = self.call_tool(call, None).await;
                 match r.pending() {
-                    Some(req) => ToolResult::failure(format!("unresolved: {}", req.prompt)),
+                    Some(request) => ToolResult::failure(format!("unresolved: {}", request.prompt)),
                     None => r,
                 }
             };

@@ -762,17 +762,17 @@ mod tests {
             ("authorization", Some("https://login/x"), None)
         );
 
-        let accept = answer_to_elicit_result(crate::suspend::answer_output("x", "Chennai"));
+        let accept = answer_to_elicit_result(Answer::output("x", "Chennai"));
         assert_eq!(
             serde_json::to_value(&accept).unwrap(),
             json!({"action": "accept", "content": {"output": "Chennai"}})
         );
-        let declined = answer_to_elicit_result(crate::suspend::answer_declined("x", AnswerReason::Declined));
+        let declined = answer_to_elicit_result(Answer::declined("x", AnswerReason::Declined));
         assert_eq!(
             serde_json::to_value(&declined).unwrap(),
             json!({"action": "decline"})
         );
-        let expired = answer_to_elicit_result(crate::suspend::answer_declined("x", AnswerReason::Expired));
+        let expired = answer_to_elicit_result(Answer::declined("x", AnswerReason::Expired));
         assert_eq!(
             serde_json::to_value(&expired).unwrap(),
             json!({"action": "cancel"})
