@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 use toolnexus::builtin::{self, BuiltinsConfig};
+use toolnexus::tool::BUILTIN_NAMES;
 use toolnexus::{Tool, ToolContext, ToolResult, ToolSource, Toolkit, adapter};
 
 /// The built-in called `name`.
@@ -47,7 +48,7 @@ fn openai_schemas_match_the_python_port_byte_for_byte() {
 fn all_is_the_ten_in_build_order_with_source_builtin() {
     let tools = builtin::all();
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-    assert_eq!(names, builtin::NAMES);
+    assert_eq!(names, BUILTIN_NAMES);
     assert!(tools.iter().all(|t| t.source() == ToolSource::Builtin));
 }
 
@@ -60,9 +61,9 @@ fn select_applies_the_whole_source_toggle_and_the_per_tool_map() {
             .collect::<Vec<_>>()
     };
     let parse = |v: Value| serde_json::from_value::<BuiltinsConfig>(v).unwrap();
-    assert_eq!(names(&BuiltinsConfig::default()), builtin::NAMES);
-    assert_eq!(names(&parse(json!(null))), builtin::NAMES);
-    assert_eq!(names(&parse(json!(true))), builtin::NAMES);
+    assert_eq!(names(&BuiltinsConfig::default()), BUILTIN_NAMES);
+    assert_eq!(names(&parse(json!(null))), BUILTIN_NAMES);
+    assert_eq!(names(&parse(json!(true))), BUILTIN_NAMES);
     for off in [
         json!(false),
         json!({"disabled": true}),

@@ -255,7 +255,7 @@ impl fmt::Debug for ToolkitOptions {
 
 /// Why a toolkit could not be built. Per-source runtime failures (a dead MCP server, a
 /// failing skill provider, a bad skill file) are not errors: they are isolated and warned.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
     /// The config file could not be read.
@@ -292,6 +292,8 @@ pub enum BuildError {
         origin: String,
     },
 }
+
+crate::debug_as_display!(BuildError);
 
 /// The config document, read and parsed once.
 struct Config {

@@ -126,7 +126,7 @@ pub enum ContentPart {
 }
 
 /// Why a content part could not be built.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 pub enum ContentError {
     /// The payload is larger than the configured limit (decoded bytes).
     #[error("content part is {size} decoded bytes, over the limit of {limit}")]
@@ -149,8 +149,10 @@ pub enum ContentError {
     },
 }
 
+crate::debug_as_display!(ContentError);
+
 /// A part that has no block shape in a provider's tool-result encoding.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("no \"{style}\" block shape for a {kind} part ({mime_type})")]
 pub struct UnsupportedPart {
     /// `image`, `file` or `audio`.
@@ -160,6 +162,8 @@ pub struct UnsupportedPart {
     /// `openai` or `anthropic`.
     pub style: &'static str,
 }
+
+crate::debug_as_display!(UnsupportedPart);
 
 impl ContentPart {
     /// A text part.

@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::context::ToolContext;
+use crate::mcp::expand_env;
 use crate::result::ToolResult;
 use crate::tool::{Tool, ToolSource, sanitize};
 
@@ -308,33 +309,6 @@ fn form_encode(pairs: &Map<String, Value>) -> String {
         .join("&")
 }
 
-/// Expands `${NAME}` (`[A-Za-z0-9_]+`) from the environment; unset ⇒ empty.
-fn expand_env(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    let mut rest = value;
-    while let Some(start) = rest.find("${") {
-        let after = &rest[start + 2..];
-        match after.find('}') {
-            Some(end)
-                if end > 0
-                    && after[..end]
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
-            {
-                out.push_str(&rest[..start]);
-                out.push_str(&std::env::var(&after[..end]).unwrap_or_default());
-                rest = &after[end + 1..];
-            }
-            _ => {
-                out.push_str(&rest[..start + 2]);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// Where an OpenAPI document comes from.
 #[derive(Debug, Clone)]
 pub enum OpenApiSource {
@@ -388,7 +362,7 @@ impl fmt::Debug for OpenApiOptions {
 }
 
 /// Why an OpenAPI document could not be imported.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 pub enum OpenApiError {
     /// The file could not be read.
     #[error("OpenAPI spec {path}: {source}")]
@@ -423,6 +397,8 @@ pub enum OpenApiError {
         message: String,
     },
 }
+
+crate::debug_as_display!(OpenApiError);
 
 const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",

@@ -61,6 +61,8 @@ pub mod skill;
 pub mod suspend;
 pub mod tool;
 pub mod toolkit;
+#[cfg(any(feature = "skills", feature = "builtins"))]
+mod walk;
 
 pub use assembly::{BuildError, ToolkitOptions};
 pub use content::ContentPart;

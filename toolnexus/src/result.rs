@@ -148,6 +148,7 @@ impl ToolResult {
     }
 
     /// The suspension, to edit (the client stamps a relayed call's id onto it).
+    #[cfg(feature = "client")]
     pub(crate) fn pending_mut(&mut self) -> Option<&mut Request> {
         self.pending.as_deref_mut()
     }

@@ -57,7 +57,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::schemars::{JsonSchema, generate::SchemaSettings};
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
 
 /// The input schema of an argument type, shaped as described in the [module docs](self).
 ///

@@ -42,6 +42,7 @@ use serde_json::{Value, json};
 
 use crate::result::ToolResult;
 use crate::tool::{Tool, ToolSource};
+use crate::walk::{Found, Links};
 
 /// The `skill` tool's description: opencode's `skill.txt`, verbatim (SPEC §3).
 pub const SKILL_TOOL_DESCRIPTION: &str = "Load a specialized skill when the task at hand matches one of the skills listed in the system prompt.
@@ -58,9 +59,6 @@ pub const NO_SKILLS_PROMPT: &str = "No skills are currently available.";
 
 /// How many sibling files the `skill` tool lists by default.
 pub const DEFAULT_SAMPLE_LIMIT: usize = 10;
-
-/// Directory names never descended into, in discovery and in sampling.
-const IGNORED_DIRS: [&str; 2] = ["node_modules", ".git"];
 
 /// A discovered or supplied skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -402,14 +400,11 @@ fn candidates_from_dir(root: &Path) -> Vec<Candidate> {
         tracing::warn!("skills dir not found: {}", root.display());
         return Vec::new();
     }
-    let mut files: Vec<(String, PathBuf)> = walk(&root, |name| name == "SKILL.md");
+    let mut files = walk(&root, |name| name == "SKILL.md");
     // Discovery order is part of the contract: fewer path segments first, then code point,
     // so a top-level skill beats a nested copy of the same name.
-    files.sort_by(|(a, _), (b, _)| (a.matches('/').count(), a).cmp(&(b.matches('/').count(), b)));
-    files
-        .into_iter()
-        .map(|(_, path)| candidate_from_file(&path))
-        .collect()
+    files.sort_by(|a, b| (a.rel.matches('/').count(), &a.rel).cmp(&(b.rel.matches('/').count(), &b.rel)));
+    files.into_iter().map(|f| candidate_from_file(&f.path)).collect()
 }
 
 fn candidate_from_file(path: &Path) -> Candidate {
@@ -439,45 +434,11 @@ fn candidate_from_file(path: &Path) -> Candidate {
     })
 }
 
-/// Every file under `root` whose name satisfies `keep`, as (relative `/`-joined path, path).
-/// Follows symlinked directories and files; a directory is entered once per real path, and
-/// `node_modules` / `.git` are never entered.
-fn walk(root: &Path, keep: impl Fn(&str) -> bool) -> Vec<(String, PathBuf)> {
-    let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    let mut stack = vec![(String::new(), root.to_path_buf())];
-    while let Some((rel, dir)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        // Sorted so that which alias of a symlinked directory wins is deterministic.
-        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries.into_iter().rev() {
-            let path = entry.path();
-            let Ok(meta) = std::fs::metadata(&path) else {
-                continue;
-            };
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let child_rel = if rel.is_empty() {
-                name.clone()
-            } else {
-                format!("{rel}/{name}")
-            };
-            if meta.is_dir() {
-                if IGNORED_DIRS.contains(&name.as_str()) {
-                    continue;
-                }
-                let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-                if seen.insert(real) {
-                    stack.push((child_rel, path));
-                }
-            } else if meta.is_file() && keep(&name) {
-                out.push((child_rel, path));
-            }
-        }
-    }
-    out
+/// Every file under `root` whose name satisfies `keep`: the crate's one walker, following
+/// symlinked directories and files (each file once, under its shortest path).
+fn walk(root: &Path, keep: impl Fn(&str) -> bool + Sync) -> Vec<Found> {
+    let name_kept = |rel: &str| keep(rel.rsplit('/').next().unwrap_or(rel));
+    crate::walk::files(root, Links::Follow, 1, name_kept, &|| false)
 }
 
 /// Parsed frontmatter: scalar values as trimmed source text, and the body.
@@ -810,11 +771,11 @@ fn render(info: &SkillInfo, sample_limit: i64) -> ToolResult {
                 let mut files = walk(&dir, |name| name != "SKILL.md");
                 // Sorted by path relative to the skill dir, THEN capped: the sample depends
                 // on the file set alone, never on directory-listing order.
-                files.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+                files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
                 files
                     .into_iter()
                     .take(n)
-                    .map(|(_, p)| p.to_string_lossy().into_owned())
+                    .map(|f| f.path.to_string_lossy().into_owned())
                     .collect()
             });
             let dir = dir.to_string_lossy().into_owned();

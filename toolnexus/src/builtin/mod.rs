@@ -50,12 +50,9 @@ use serde_json::Value;
 
 use crate::context::ToolContext;
 use crate::result::ToolResult;
-use crate::tool::{Tool, ToolSource};
+use crate::tool::{BUILTIN_NAMES, Tool, ToolSource};
 
-/// The ten built-in tool names, in the fixed order every port builds them.
-pub use crate::tool::BUILTIN_NAMES as NAMES;
-
-/// All ten built-in tools, in [`NAMES`] order, each with source [`ToolSource::Builtin`].
+/// All ten built-in tools, in [`BUILTIN_NAMES`] order, each with source [`ToolSource::Builtin`].
 pub fn all() -> Vec<Tool> {
     vec![
         bash::tool(),
@@ -88,7 +85,7 @@ pub fn select(config: &BuiltinsConfig) -> Vec<Tool> {
         return Vec::new();
     }
     for name in config.tools.keys() {
-        if !NAMES.contains(&name.as_str()) {
+        if !BUILTIN_NAMES.contains(&name.as_str()) {
             tracing::warn!(tool = %name, "builtins.tools names an unknown built-in tool; ignored");
         }
     }

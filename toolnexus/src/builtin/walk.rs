@@ -1,26 +1,16 @@
-//! The file walk behind `grep` and `glob`: every regular file under a root (symlinks not
-//! followed, `.git` and `node_modules` skipped, nothing else ignored), in one deterministic
+//! The file walk behind `grep` and `glob`: every regular file under a root (the crate's
+//! one [walker](crate::walk), symlinks not followed, in parallel), in one deterministic
 //! order — by path relative to the root, `/`-separated, compared by code point — so that
-//! which results a `limit` keeps depends only on the file set. Walks in parallel with
-//! ripgrep's `ignore` walker.
+//! which results a `limit` keeps depends only on the file set.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::{WalkBuilder, WalkState};
 
-/// Directories never descended into.
-const SKIPPED_DIRS: [&str; 2] = [".git", "node_modules"];
-
-/// One file found by the walk.
-pub(super) struct Found {
-    /// Relative to the walk root, `/`-separated: what the tools print and sort by.
-    pub rel: String,
-    /// Where to open it.
-    pub path: PathBuf,
-}
+pub(super) use crate::walk::Found;
+use crate::walk::Links;
 
 /// Set when the call is dropped, so the blocking walk and search stop early.
 #[derive(Clone, Default)]
@@ -95,58 +85,9 @@ pub(super) fn files(
             Vec::new()
         });
     }
-    let (tx, rx) = std::sync::mpsc::channel();
-    WalkBuilder::new(root)
-        .standard_filters(false)
-        .follow_links(false)
-        .threads(threads())
-        .filter_entry(|e| {
-            e.depth() == 0
-                || !(e.file_type().is_some_and(|t| t.is_dir())
-                    && SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))
-        })
-        .build_parallel()
-        .run(|| {
-            let tx = tx.clone();
-            let keep = &keep;
-            Box::new(move |entry| {
-                if stop.is_set() {
-                    return WalkState::Quit;
-                }
-                // Unreadable directories are skipped, as a plain directory listing would.
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    return WalkState::Continue;
-                }
-                let Ok(rel) = entry.path().strip_prefix(root) else {
-                    return WalkState::Continue;
-                };
-                let rel = slash_path(rel);
-                if keep(&rel) {
-                    let _ = tx.send(Found {
-                        rel,
-                        path: entry.into_path(),
-                    });
-                }
-                WalkState::Continue
-            })
-        });
-    drop(tx);
-    let mut found: Vec<Found> = rx.into_iter().collect();
+    let mut found = crate::walk::files(root, Links::Skip, threads(), keep, &|| stop.is_set());
     found.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
     Ok(found)
-}
-
-/// A relative path as the tools print it: `/` between components on every platform.
-fn slash_path(rel: &Path) -> String {
-    let s = rel.to_string_lossy();
-    if std::path::MAIN_SEPARATOR == '/' {
-        s.into_owned()
-    } else {
-        s.replace(std::path::MAIN_SEPARATOR, "/")
-    }
 }
 
 /// Worker threads for walking and searching.

@@ -78,7 +78,7 @@ impl Serialize for McpStatus {
 
 /// Why an MCP configuration could not be used, or a load or serve could not run.
 /// Per-server connection failures are not errors: they are [`McpStatus::Failed`].
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
     /// The config file could not be read.
@@ -120,3 +120,5 @@ pub enum McpError {
         message: String,
     },
 }
+
+crate::debug_as_display!(McpError);
