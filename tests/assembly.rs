@@ -10,7 +10,7 @@ use std::time::Duration;
 use mcp_support::{TESTSERVER, wait_dead};
 use serde_json::json;
 use toolnexus::builtin::BuiltinsConfig;
-use toolnexus::skill::{SkillDef, SkillProvider};
+use toolnexus::skill::{SampleLimit, SkillDef, SkillProvider};
 use toolnexus::{BuildError, Tool, ToolContext, ToolResult, ToolSource, Toolkit, ToolkitOptions};
 
 const BUILTINS: [&str; 10] = [
@@ -242,7 +242,7 @@ async fn skills_compose_dirs_then_data_then_provider_with_filter_and_disable() {
             .skill(SkillDef::new("hidden", "h").with_description("H"))
             .skill_provider(provider)
             .disable_skill("hidden")
-            .skill_sample_limit(-1)
+            .skill_sample_limit(SampleLimit::Omit)
             .builtins(false),
     )
     .await
@@ -357,10 +357,7 @@ async fn bad_mcp_server_entry_is_a_typed_error_naming_the_file() {
 async fn a_cancelled_mcp_load_fails_the_build() {
     let cancel = toolnexus::CancellationToken::new();
     cancel.cancel();
-    let load = toolnexus::mcp::LoadOptions {
-        cancel,
-        ..Default::default()
-    };
+    let load = toolnexus::mcp::LoadOptions::default().cancel(cancel);
     let config = json!({"mcpServers": {"srv": {"command": [TESTSERVER, "hang-init"], "timeout": 30000}}});
     let start = std::time::Instant::now();
     let err = build_error(ToolkitOptions::default().config(config).mcp_load(load)).await;

@@ -306,10 +306,7 @@ async fn openapi_import_builds_one_tool_per_operation() {
     let srv = serve().await;
     let tools = http_tools_from_openapi(
         petstore(&srv.base),
-        OpenApiOptions {
-            headers: headers(&[("X-Api", "k")]),
-            ..Default::default()
-        },
+        OpenApiOptions::default().header("X-Api", "k"),
     )
     .await
     .unwrap();
@@ -366,10 +363,7 @@ async fn openapi_from_yaml_file_and_url_and_errors() {
         "openapi: 3.0.0\npaths:\n  /ok:\n    get:\n      operationId: ok\n",
     )
     .unwrap();
-    let opts = OpenApiOptions {
-        base_url: Some(srv.base.clone()),
-        ..Default::default()
-    };
+    let opts = OpenApiOptions::default().base_url(srv.base.clone());
     let tools = http_tools_from_openapi(path.clone(), opts.clone()).await.unwrap();
     assert_eq!(tools[0].name(), "ok");
     tools[0].execute(json!({}), ToolContext::default()).await;

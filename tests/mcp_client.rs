@@ -330,15 +330,9 @@ async fn parent_cancellation_aborts_the_whole_load() {
     });
     let cfg = McpConfig::from_value(&json!({ "mcpServers": servers })).unwrap();
     let start = Instant::now();
-    let err = toolnexus::mcp::load(
-        &cfg,
-        LoadOptions {
-            cancel,
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap_err();
+    let err = toolnexus::mcp::load(&cfg, LoadOptions::default().cancel(cancel))
+        .await
+        .unwrap_err();
     assert_eq!(err, McpError::Cancelled);
     assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
 }
@@ -473,10 +467,7 @@ async fn elicitation_is_bridged_through_wait_for() {
             }
         })
     });
-    let opts = LoadOptions {
-        wait_for: Some(wait_for),
-        ..Default::default()
-    };
+    let opts = LoadOptions::default().wait_for(wait_for);
     let tk = toolkit_with(stdio_server("e", &[], json!({})), opts).await;
     let r = call(&tk, "e_ask", json!({})).await;
     assert_eq!(r.output, r#"{"action":"accept","content":{"city":"Chennai"}}"#);

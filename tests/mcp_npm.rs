@@ -80,14 +80,7 @@ async fn server_everything_elicitation_through_wait_for() {
         })
     });
     let servers = json!({"ev": {"command": [bin(&dir, "mcp-server-everything")], "timeout": 20000}});
-    let tk = toolkit_with(
-        servers,
-        LoadOptions {
-            wait_for: Some(wait_for),
-            ..Default::default()
-        },
-    )
-    .await;
+    let tk = toolkit_with(servers, LoadOptions::default().wait_for(wait_for)).await;
     let r = call(&tk, "ev_trigger-elicitation-request", json!({})).await;
     assert!(r.output.contains("- Name: Muthu"), "{}", r.output);
     tk.close().await;

@@ -13,7 +13,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use toolnexus::ToolContext;
 use toolnexus::skill::{
-    SkillDef, SkillOptions, SkillOrigin, SkillProvider, SkipReason, list_skills, load_skills,
+    SampleLimit, SkillDef, SkillOptions, SkillOrigin, SkillProvider, SkipReason, list_skills, load_skills,
 };
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -184,11 +184,11 @@ async fn view(root: &Path, sample_limit: i64) -> Value {
     let r = root.to_str().unwrap();
     let sub = |s: &str| s.replace(r, "{ROOT}");
     let inv = list_skills(&[root], &[]);
-    let src = load_skills(&SkillOptions {
-        dirs: vec![root.into()],
-        sample_limit,
-        ..Default::default()
-    });
+    let src = load_skills(
+        &SkillOptions::default()
+            .dir(root)
+            .sample_limit(sample_limit.into()),
+    );
     let mut names: Vec<String> = src.skills().iter().map(|s| s.name.clone()).collect();
     names.push("nope".into());
     names.sort();
@@ -372,12 +372,12 @@ async fn data_skills_use_a_logical_base_and_come_after_directories() {
         ]
     );
 
-    let src = load_skills(&SkillOptions {
-        dirs: vec![root],
-        defs,
-        sample_limit: 2,
-        ..Default::default()
-    });
+    let src = load_skills(
+        &SkillOptions::default()
+            .dir(root)
+            .defs(defs)
+            .sample_limit(SampleLimit::AtMost(2)),
+    );
     let r = src
         .tool()
         .execute(json!({"name": "doc"}), ToolContext::default())
@@ -413,11 +413,7 @@ async fn filter_allowlists_droplists_and_ignores_unknown_names() {
         .collect();
     let names = |filter: &[(&str, bool)]| {
         let filter: BTreeMap<String, bool> = filter.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-        let src = load_skills(&SkillOptions {
-            defs: defs.clone(),
-            filter: Some(filter),
-            ..Default::default()
-        });
+        let src = load_skills(&SkillOptions::default().defs(defs.clone()).filter(filter));
         src.skills().iter().map(|s| s.name.clone()).collect::<Vec<_>>()
     };
     assert_eq!(names(&[]), ["a", "b", "c"]);
@@ -425,11 +421,7 @@ async fn filter_allowlists_droplists_and_ignores_unknown_names() {
     assert_eq!(names(&[("b", false), ("zz", false)]), ["a", "c"]);
     // The prompt and the tool agree with the filter.
     let filter = BTreeMap::from([("a".to_string(), true)]);
-    let src = load_skills(&SkillOptions {
-        defs,
-        filter: Some(filter),
-        ..Default::default()
-    });
+    let src = load_skills(&SkillOptions::default().defs(defs).filter(filter));
     assert!(src.prompt().ends_with("## Available Skills\n- **a**: a"));
     let r = src
         .tool()

@@ -46,7 +46,7 @@ use serde_json::Value;
 use crate::builtin::{self, BuiltinsConfig};
 use crate::mcp::McpStatuses;
 #[cfg(feature = "skills")]
-use crate::skill::{self, SkillDef, SkillOptions, SkillProvider};
+use crate::skill::{self, SampleLimit, SkillDef, SkillOptions, SkillProvider};
 use crate::tool::Tool;
 use crate::toolkit::Toolkit;
 
@@ -89,39 +89,39 @@ impl From<&str> for ConfigSource {
     }
 }
 
-/// Everything [`Toolkit::build`] assembles. Build it with `Default` and the chaining methods.
+/// Everything [`Toolkit::build`] assembles, set with `Default` and the chaining methods.
 #[derive(Clone, Default)]
 pub struct ToolkitOptions {
     /// MCP servers and the `builtins` key.
-    pub config: Option<ConfigSource>,
+    config: Option<ConfigSource>,
     /// How MCP servers are loaded: the elicitation `wait_for` slot and a cancellation token.
     #[cfg(feature = "mcp")]
-    pub mcp_load: crate::mcp::LoadOptions,
+    mcp_load: crate::mcp::LoadOptions,
     /// Skill roots searched for `**/SKILL.md`.
     #[cfg(feature = "skills")]
-    pub skills_dirs: Vec<PathBuf>,
+    skills_dirs: Vec<PathBuf>,
     /// Skills supplied as data (after directory skills in first-wins order).
     #[cfg(feature = "skills")]
-    pub skills: Vec<SkillDef>,
+    skills: Vec<SkillDef>,
     /// A lazy provider of data skills, resolved once here; its failure is isolated.
     #[cfg(feature = "skills")]
-    pub skill_provider: Option<SkillProvider>,
+    skill_provider: Option<SkillProvider>,
     /// Name → bool skill filter (allowlist if any `true`, else droplist).
     #[cfg(feature = "skills")]
-    pub skills_filter: Option<BTreeMap<String, bool>>,
-    /// `0` ⇒ 10 sampled files, `n` ⇒ `n`, `-1` ⇒ no file list.
+    skills_filter: Option<BTreeMap<String, bool>>,
+    /// How many sibling files a loaded skill lists.
     #[cfg(feature = "skills")]
-    pub skill_sample_limit: i64,
+    skill_sample_limit: SampleLimit,
     /// The host's own tools; one named like a built-in replaces it.
-    pub extra_tools: Vec<Tool>,
+    extra_tools: Vec<Tool>,
     /// Built-in tools toggle; `None` ⇒ the config's `builtins` key, else all on.
     #[cfg(feature = "builtins")]
-    pub builtins: Option<BuiltinsConfig>,
+    builtins: Option<BuiltinsConfig>,
     /// Final tool names dropped from every source.
-    pub disable_tools: Vec<String>,
+    disable_tools: Vec<String>,
     /// Skill names dropped from the catalog (folded into the filter as `false`).
     #[cfg(feature = "skills")]
-    pub disable_skills: Vec<String>,
+    disable_skills: Vec<String>,
 }
 
 impl ToolkitOptions {
@@ -184,9 +184,9 @@ impl ToolkitOptions {
         self
     }
 
-    /// Sets the sibling-file sample cap of the `skill` tool.
+    /// Sets how many sibling files the `skill` tool lists for a loaded skill.
     #[cfg(feature = "skills")]
-    pub fn skill_sample_limit(mut self, limit: i64) -> Self {
+    pub fn skill_sample_limit(mut self, limit: SampleLimit) -> Self {
         self.skill_sample_limit = limit;
         self
     }
@@ -475,12 +475,15 @@ async fn load_skill_source(options: &ToolkitOptions) -> Option<skill::SkillSourc
             f.entry(name.clone()).or_insert(false);
         }
     }
-    let skill_options = SkillOptions {
-        dirs: options.skills_dirs.clone(),
-        defs,
-        filter,
-        sample_limit: options.skill_sample_limit,
-    };
+    let mut skill_options = options
+        .skills_dirs
+        .iter()
+        .fold(SkillOptions::default(), |o, dir| o.dir(dir))
+        .defs(defs)
+        .sample_limit(options.skill_sample_limit);
+    if let Some(filter) = filter {
+        skill_options = skill_options.filter(filter);
+    }
     // Discovery reads the disk: keep it off the async workers.
     match tokio::task::spawn_blocking(move || skill::load_skills(&skill_options)).await {
         Ok(source) => Some(source),

@@ -343,13 +343,25 @@ impl From<PathBuf> for OpenApiSource {
     }
 }
 
-/// Options for [`http_tools_from_openapi`].
+/// Options for [`http_tools_from_openapi`], set with the chaining methods.
 #[derive(Clone, Default)]
 pub struct OpenApiOptions {
-    /// Base URL; default: the document's first `servers[].url`.
-    pub base_url: Option<String>,
-    /// Headers sent with every operation (`${ENV}` expands at call time).
-    pub headers: BTreeMap<String, String>,
+    base_url: Option<String>,
+    headers: BTreeMap<String, String>,
+}
+
+impl OpenApiOptions {
+    /// The base URL of every operation (default: the document's first `servers[].url`).
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// A header sent with every operation (`${ENV}` in the value expands at call time).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.insert(name.into(), value.into());
+        self
+    }
 }
 
 impl fmt::Debug for OpenApiOptions {

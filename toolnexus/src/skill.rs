@@ -11,10 +11,9 @@
 //! use toolnexus::skill::{SkillDef, SkillOptions, load_skills};
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let source = load_skills(&SkillOptions {
-//!     defs: vec![SkillDef::new("greet", "Say hello.").with_description("Greets people")],
-//!     ..SkillOptions::default()
-//! });
+//! let source = load_skills(
+//!     &SkillOptions::default().def(SkillDef::new("greet", "Say hello.").with_description("Greets people")),
+//! );
 //! assert!(source.prompt().ends_with("## Available Skills\n- **greet**: Greets people"));
 //! let r = source.tool().execute(json!({"name": "greet"}), ToolContext::default()).await;
 //! assert_eq!(
@@ -237,18 +236,95 @@ pub struct SkillInventory {
     pub skipped: Vec<SkillSkip>,
 }
 
-/// What [`load_skills`] reads.
+/// How many sibling files a loaded skill lists in its `<skill_files>` block.
+///
+/// ```
+/// use toolnexus::skill::SampleLimit;
+///
+/// // The other ports' numeric spelling, for a config file or a flag.
+/// assert_eq!(SampleLimit::from(0), SampleLimit::Default);
+/// assert_eq!(SampleLimit::from(3), SampleLimit::AtMost(3));
+/// assert_eq!(SampleLimit::from(-1), SampleLimit::Omit);
+/// assert_eq!(SampleLimit::from(-2), SampleLimit::All);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SampleLimit {
+    /// Up to [`DEFAULT_SAMPLE_LIMIT`] (10) files.
+    #[default]
+    Default,
+    /// Up to this many files.
+    AtMost(usize),
+    /// Every file.
+    All,
+    /// No `<skill_files>` block at all.
+    Omit,
+}
+
+impl SampleLimit {
+    /// How many files to list, or `None` for no block.
+    fn files(self) -> Option<usize> {
+        match self {
+            SampleLimit::Default => Some(DEFAULT_SAMPLE_LIMIT),
+            SampleLimit::AtMost(n) => Some(n),
+            SampleLimit::All => Some(usize::MAX),
+            SampleLimit::Omit => None,
+        }
+    }
+}
+
+/// The SPEC's numbers: `0` ⇒ the default, `n > 0` ⇒ up to `n`, `-1` ⇒ no block, any other
+/// negative ⇒ every file.
+impl From<i64> for SampleLimit {
+    fn from(n: i64) -> Self {
+        match n {
+            0 => SampleLimit::Default,
+            -1 => SampleLimit::Omit,
+            n if n < 0 => SampleLimit::All,
+            n => SampleLimit::AtMost(usize::try_from(n).unwrap_or(usize::MAX)),
+        }
+    }
+}
+
+/// What [`load_skills`] reads, set with the chaining methods.
 #[derive(Debug, Clone, Default)]
 pub struct SkillOptions {
-    /// Skill roots, searched for `**/SKILL.md` in this order.
-    pub dirs: Vec<PathBuf>,
-    /// Data skills; they come after every directory skill in first-wins order.
-    pub defs: Vec<SkillDef>,
-    /// Name → bool filter: `None`/empty ⇒ all; any `true` ⇒ allowlist; only `false` ⇒ droplist.
-    pub filter: Option<BTreeMap<String, bool>>,
-    /// `0` ⇒ list up to 10 files, `n > 0` ⇒ up to `n`, `-1` ⇒ no `<skill_files>` block,
-    /// any other negative ⇒ every file.
-    pub sample_limit: i64,
+    dirs: Vec<PathBuf>,
+    defs: Vec<SkillDef>,
+    filter: Option<BTreeMap<String, bool>>,
+    sample_limit: SampleLimit,
+}
+
+impl SkillOptions {
+    /// Adds a skill root, searched for `**/SKILL.md` after those added before.
+    pub fn dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dirs.push(dir.into());
+        self
+    }
+
+    /// Adds a data skill; data skills come after every directory skill in first-wins order.
+    pub fn def(mut self, def: SkillDef) -> Self {
+        self.defs.push(def);
+        self
+    }
+
+    /// Adds data skills.
+    pub fn defs(mut self, defs: impl IntoIterator<Item = SkillDef>) -> Self {
+        self.defs.extend(defs);
+        self
+    }
+
+    /// Sets the name → bool filter: empty ⇒ all; any `true` ⇒ allowlist; only `false` ⇒
+    /// droplist.
+    pub fn filter(mut self, filter: BTreeMap<String, bool>) -> Self {
+        self.filter = Some(filter);
+        self
+    }
+
+    /// Sets how many sibling files a loaded skill lists.
+    pub fn sample_limit(mut self, limit: SampleLimit) -> Self {
+        self.sample_limit = limit;
+        self
+    }
 }
 
 /// The loaded skills, the `skill` tool over them and the prompt catalog.
@@ -709,7 +785,7 @@ fn source_text(block: &str, at: &serde_saphyr::Location) -> Option<String> {
     block.get(start..start + len).map(str::to_owned)
 }
 
-fn skill_tool(skills: Arc<[SkillInfo]>, sample_limit: i64) -> Tool {
+fn skill_tool(skills: Arc<[SkillInfo]>, sample_limit: SampleLimit) -> Tool {
     Tool::new("skill", move |args: Value, _ctx| {
         let skills = skills.clone();
         async move {
@@ -748,13 +824,8 @@ fn skill_tool(skills: Arc<[SkillInfo]>, sample_limit: i64) -> Tool {
 }
 
 /// The progressive-disclosure block (SPEC §0.6), byte-identical to the other ports.
-fn render(info: &SkillInfo, sample_limit: i64) -> ToolResult {
-    // 0 ⇒ default 10, -1 ⇒ no files block, other negatives ⇒ everything.
-    let limit = match sample_limit {
-        0 => Some(DEFAULT_SAMPLE_LIMIT),
-        -1 => None,
-        n => Some(usize::try_from(n).unwrap_or(usize::MAX)),
-    };
+fn render(info: &SkillInfo, sample_limit: SampleLimit) -> ToolResult {
+    let limit = sample_limit.files();
     let (base, files, dir) = match &info.origin {
         SkillOrigin::Data { resources } => {
             let files = limit

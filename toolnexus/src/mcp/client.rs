@@ -41,16 +41,28 @@ const CLOSE_BOUND: Duration = Duration::from_secs(3);
 /// The newest revision with an `initialize` handshake: what every peer in the wild speaks.
 const PROTOCOL_VERSION: &str = "2025-11-25";
 
-/// What a load needs besides the config.
+/// What a load needs besides the config, set with the chaining methods.
 #[derive(Clone, Default)]
 pub struct LoadOptions {
-    /// With one, the client advertises elicitation and answers a server's
-    /// `elicitation/create` through it (SPEC §2 "Elicitation bridge"); without, it doesn't
-    /// advertise, so compliant servers never elicit.
-    pub wait_for: Option<WaitFor>,
-    /// Cancelling it aborts the whole load: everything connected so far is shut down and
-    /// [`load`] returns [`McpError::Cancelled`].
-    pub cancel: CancellationToken,
+    wait_for: Option<WaitFor>,
+    cancel: CancellationToken,
+}
+
+impl LoadOptions {
+    /// Advertise elicitation and answer a server's `elicitation/create` through `wait_for`
+    /// (SPEC §2 "Elicitation bridge"). Without one the client does not advertise it, so
+    /// compliant servers never elicit.
+    pub fn wait_for(mut self, wait_for: WaitFor) -> Self {
+        self.wait_for = Some(wait_for);
+        self
+    }
+
+    /// Cancelling `token` aborts the whole load: everything connected so far is shut down
+    /// and [`load`] returns [`McpError::Cancelled`].
+    pub fn cancel(mut self, token: CancellationToken) -> Self {
+        self.cancel = token;
+        self
+    }
 }
 
 impl fmt::Debug for LoadOptions {
