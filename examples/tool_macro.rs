@@ -5,7 +5,7 @@
 //! Run: `cargo run --example tool_macro`
 
 use serde_json::json;
-use toolnexus::{ToolContext, ToolDef, tool};
+use toolnexus::{BuildTool, ToolContext, tool};
 
 /// Look up the current weather for a city.
 #[tool]
@@ -39,7 +39,7 @@ async fn main() {
         r#"{"type":"object","properties":{"city":{"type":"string","description":"The city name, e.g. \"Paris\"."},"unit":{"type":"string","description":"Temperature unit: \"C\" or \"F\".","default":"C"}},"required":["city"]}"#
     );
 
-    let adder = <add as ToolDef>::tool();
+    let adder = <add as BuildTool>::tool();
     let schema = serde_json::to_string(adder.input_schema()).unwrap();
     println!("{}: {}", adder.name(), adder.description());
     println!("  schema: {schema}");

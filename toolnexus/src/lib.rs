@@ -27,6 +27,9 @@
 //! ```
 #![warn(missing_docs)]
 
+// `#[tool]` in this crate's own tests and doc tests reaches it as `::toolnexus`.
+extern crate self as toolnexus;
+
 /// `Debug` that prints the `Display` text. `main` returning `Result<_, Box<dyn Error>>`
 /// reports an error with `{:?}`, and there the message is what helps, not the variant.
 macro_rules! debug_as_display {
@@ -67,7 +70,7 @@ mod walk;
 pub use assembly::{BuildError, ToolkitOptions};
 pub use content::ContentPart;
 pub use context::{CancellationToken, ToolContext};
-pub use native::{Args, IntoToolResult, Json, State, ToolDef, native_tool};
+pub use native::{Args, BuildTool, IntoToolResult, Json, State, ToolDef, native_tool};
 pub use result::ToolResult;
 pub use suspend::{Answer, Request};
 pub use tool::{Tool, ToolFuture, ToolSource, sanitize};

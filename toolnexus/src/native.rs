@@ -47,7 +47,8 @@
 //! - **Name**: the function's name, or `#[tool(name = "…")]`. It must match
 //!   `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` (what OpenAI, Anthropic, Gemini and MCP hosts all
 //!   accept); anything else is a compile error at the name.
-//! - **Description**: the doc comment, or `#[tool(description = "…")]`.
+//! - **Description**: the doc comment (`#[doc = include_str!("…")]` included), or
+//!   `#[tool(description = "…")]`.
 //! - **Arguments**: each parameter is one property of the input schema (generated once,
 //!   see [`schema`](crate::schema)): its doc comment (or `#[arg(description = "…")]`) is the
 //!   description, an `Option<T>` parameter is not required, and `#[arg(default)]` /
@@ -58,14 +59,23 @@
 //!   to derive it through toolnexus' schemars, with no schemars dependency of your own).
 //! - **Context**: a `ToolContext` parameter receives the call's context (cancellation,
 //!   timeout, call id, a resolved suspension's answer); it is not part of the schema.
+//! - **Which parameter is which**: a parameter whose type is written `ToolContext`,
+//!   `State<T>` or `Args<T>` — bare, or as a path through toolnexus
+//!   (`toolnexus::State<T>`) — is toolnexus' own; the compiler checks it is, so a type of
+//!   your own by that name is an error at the parameter saying to mark it `#[arg]`. A
+//!   parameter marked `#[arg]`, or whose type is a path through another module
+//!   (`session::State`), is one of the model's arguments.
+//! - **Crate path**: the generated code reaches toolnexus by the name your `Cargo.toml`
+//!   gives the dependency; through a re-export, say where: `#[tool(crate = deps::toolnexus)]`
+//!   and `toolkit![crate = deps::toolnexus; search]`.
 //! - **Return**: anything that implements [`IntoToolResult`] (table below); an `async fn`
 //!   is awaited, a plain `fn` runs inline on the executor (move blocking work to
 //!   `tokio::task::spawn_blocking`).
 //!
 //! `#[tool] fn search` keeps the function as written and adds a same-named item in the type
 //! namespace: `search::tool()` returns the [`Tool`], `search::NAME` its name, and it
-//! implements [`ToolDef`], which `toolkit![search, refund]` uses to build a
-//! [`Toolkit`](crate::Toolkit) — rejecting at compile time two tools with the same name.
+//! implements [`ToolDef`] and [`BuildTool`], which `toolkit![search, refund]` uses to build
+//! a [`Toolkit`](crate::Toolkit) — rejecting at compile time two tools with the same name.
 //!
 //! # Shared state
 //!
@@ -365,14 +375,86 @@ fn json_kind(value: &Value) -> &'static str {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a `#[tool]` function",
     label = "not a `#[tool]`",
-    note = "annotate the function with `#[toolnexus::tool]`; `toolkit![...]` takes the names of `#[tool]` functions",
-    note = "a tool with a `State<_>` parameter is built with `{Self}::with_state(value)` and added with `Toolkit::add_tools`"
+    note = "annotate the function with `#[toolnexus::tool]`; `toolkit![...]` takes the names of `#[tool]` functions"
 )]
 pub trait ToolDef {
     /// The tool name, checked at compile time.
     const NAME: &'static str;
+    /// What builds the tool from nothing ([`BuildTool`]): the item itself, or for a tool
+    /// with a `State<_>` parameter, which is built with `with_state(value)`,
+    /// [`NeedsState<Self>`], which cannot.
+    type Builder;
+}
+
+/// Builds a `#[tool]` without a `State<_>` parameter: what `toolkit![...]` calls.
+#[diagnostic::on_unimplemented(
+    message = "this tool takes a `State<_>` parameter, so `toolkit![...]` cannot build it",
+    label = "needs its state",
+    note = "build it with `with_state(value)` on the tool's name, like `lookup::with_state(db.clone())`, and add it with `Toolkit::add_tools`"
+)]
+pub trait BuildTool {
     /// The tool (built once, then cloned: cheap).
     fn tool() -> Tool;
+}
+
+/// The [`ToolDef::Builder`] of a tool with a `State<_>` parameter: it implements no
+/// [`BuildTool`], so listing the tool in `toolkit![...]` says how to build it instead.
+#[derive(Debug)]
+pub struct NeedsState<T>(std::marker::PhantomData<T>);
+
+/// How `#[tool]` passes a parameter written `ToolContext`: only toolnexus' `ToolContext`
+/// implements it, so a user type of that name is reported at the parameter.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `toolnexus::ToolContext`",
+    label = "a `#[tool]` parameter named by its type `ToolContext` receives the call's context",
+    note = "mark the parameter `#[arg]` if the model's arguments fill it"
+)]
+pub trait FromContext {
+    /// The parameter's value for this call.
+    fn from_context(ctx: &ToolContext) -> Self;
+}
+
+impl FromContext for ToolContext {
+    fn from_context(ctx: &ToolContext) -> Self {
+        ctx.clone()
+    }
+}
+
+/// How `#[tool]` passes a parameter written `State<T>` (see [`FromContext`]).
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `toolnexus::State<_>`",
+    label = "a `#[tool]` parameter of type `State<T>` receives the tool's shared state",
+    note = "mark the parameter `#[arg]` if the model's arguments fill it"
+)]
+pub trait FromState<T> {
+    /// The parameter's value for this call.
+    fn from_state(state: &T) -> Self;
+}
+
+impl<T: Clone> FromState<T> for State<T> {
+    fn from_state(state: &T) -> Self {
+        State(state.clone())
+    }
+}
+
+/// How `#[tool]` passes a parameter written `Args<T>` (see [`FromContext`]).
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `toolnexus::Args<_>`",
+    label = "a `#[tool]` parameter of type `Args<T>` takes the whole argument object",
+    note = "mark the parameter `#[arg]` if the model's arguments fill it"
+)]
+pub trait FromArgs<T> {
+    /// The parameter's value for this call.
+    fn from_args(args: T) -> Self;
+}
+
+impl<T> FromArgs<T> for Args<T> {
+    fn from_args(args: T) -> Self {
+        Args(args)
+    }
 }
 
 /// Byte equality usable in a `const`: `toolkit![]` asserts with it that tool names differ.

@@ -9,16 +9,13 @@ use serde_json::{Map, Value};
 
 use super::hooks::Hooks;
 use super::metrics::{MetricEvent, MetricsRegistry, OnMetric};
-use super::provider::Provider;
+use super::provider::{BodyTransform, Provider};
 use super::resilience::{ErrorDecision, ErrorInfo, OnError};
 use super::store::{ConversationStore, InMemoryStore};
 use super::transport::{HttpTransport, ReqwestTransport};
 use super::wire::{self, Style};
 use super::{Client, ConfigError, Inner};
 use crate::suspend::{Answer, Request, WaitFor};
-
-/// Rewrites each fully assembled request body just before it is sent.
-pub type BodyTransform = Arc<dyn Fn(Value) -> Value + Send + Sync>;
 
 /// Builds a [`Client`]; every setter is optional except base URL, style and model.
 #[derive(Default)]

@@ -92,7 +92,7 @@ use std::time::Duration;
 
 use crate::suspend::WaitFor;
 
-pub use builder::{BodyTransform, ClientBuilder};
+pub use builder::ClientBuilder;
 pub use conversation::Conversation;
 pub use error::{BoxError, ClientError, ConfigError, DecodeError, ResumeError};
 pub use event::StreamEvent;
@@ -100,6 +100,7 @@ pub use hooks::Hooks;
 pub use in_process::{Generate, GenerateRequest, GeneratedCall, Generation};
 pub use metrics::{MetricEvent, MetricsRegistry, OnMetric};
 pub use options::{OnText, Prompt, RunOptions};
+pub use provider::BodyTransform;
 pub use relay::{RelayResult, relay_answer, relay_tool};
 pub use resilience::{ErrorDecision, ErrorInfo, OnError};
 pub use result::{Limit, RunResult, RunStatus, ToolCallRecord};

@@ -10,7 +10,6 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::builder::BodyTransform;
 use super::error::DecodeError;
 use super::event::Emitter;
 use super::metrics::Sink;
@@ -18,6 +17,9 @@ use super::resilience::{self, ErrorDecision, ErrorInfo, OnError};
 use super::transport::{HttpRequest, HttpResponse, HttpTransport, TransportError};
 use super::wire::{self, Style, Turn, Usage};
 use super::{ClientError, sse};
+
+/// Rewrites each fully assembled request body just before it is sent.
+pub type BodyTransform = Arc<dyn Fn(Value) -> Value + Send + Sync>;
 
 /// A provider endpoint and how to call it.
 pub(crate) struct Provider {

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::error::BoxError;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A store failure (I/O, corrupt file), with its cause as
 /// [`source`](std::error::Error::source) when there is one.

@@ -1,0 +1,10 @@
+use toolnexus::{tool, toolkit};
+
+#[tool]
+fn search(query: String) -> String {
+    query
+}
+
+fn main() {
+    let _ = toolkit![crate = toolnexus, search];
+}
