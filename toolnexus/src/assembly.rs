@@ -107,6 +107,13 @@ pub struct ToolkitOptions {
     /// Built-in tools toggle; `None` ⇒ the config's `builtins` key, else all on.
     #[cfg(feature = "builtins")]
     pub builtins: Option<BuiltinsConfig>,
+    /// The built-ins' base directory; overrides the `builtins` config's `base_dir`.
+    #[cfg(feature = "builtins")]
+    pub base_dir: Option<PathBuf>,
+    /// Confine the file built-ins to the base directory; overrides the `builtins` config's
+    /// `confine_to_base_dir`.
+    #[cfg(feature = "builtins")]
+    pub confine_to_base_dir: Option<bool>,
     /// Final tool names dropped from every source.
     pub disable_tools: Vec<String>,
     /// Skill names dropped from the catalog (folded into the filter as `false`).
@@ -182,6 +189,41 @@ impl ToolkitOptions {
         self
     }
 
+    /// Sets what a relative path means for the built-in file tools and `bash` (see
+    /// [`BuiltinsConfig::base_dir`]), whichever `builtins` config applies.
+    #[cfg(feature = "builtins")]
+    pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.base_dir = Some(dir.into());
+        self
+    }
+
+    /// Confines every path the built-in file tools touch — and `bash`'s working directory —
+    /// to the base directory, symlinks resolved (see [`BuiltinsConfig::confine_to_base_dir`]).
+    /// Building fails when there is no base directory. A server exposing tools to others
+    /// wants this, with [`base_dir`](Self::base_dir) its working directory:
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::{ToolContext, Toolkit, ToolkitOptions};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let tk = Toolkit::build(
+    ///     ToolkitOptions::default().base_dir(std::env::current_dir().unwrap()).confine_to_base_dir(true),
+    /// )
+    /// .await
+    /// .unwrap();
+    /// let r = tk.execute("read", json!({"path": "/etc/hostname"}), ToolContext::default()).await;
+    /// assert!(r.output.starts_with("read: /etc/hostname resolves outside baseDir "));
+    /// let err = Toolkit::build(ToolkitOptions::default().confine_to_base_dir(true)).await.unwrap_err();
+    /// assert_eq!(err.to_string(), "builtins: confine_to_base_dir is set but base_dir is empty");
+    /// # });
+    /// ```
+    #[cfg(feature = "builtins")]
+    pub fn confine_to_base_dir(mut self, on: bool) -> Self {
+        self.confine_to_base_dir = Some(on);
+        self
+    }
+
     /// Drops a tool by its final name.
     pub fn disable_tool(mut self, name: impl Into<String>) -> Self {
         self.disable_tools.push(name.into());
@@ -219,7 +261,9 @@ impl fmt::Debug for ToolkitOptions {
             &self.extra_tools.iter().map(Tool::name).collect::<Vec<_>>(),
         );
         #[cfg(feature = "builtins")]
-        d.field("builtins", &self.builtins);
+        d.field("builtins", &self.builtins)
+            .field("base_dir", &self.base_dir)
+            .field("confine_to_base_dir", &self.confine_to_base_dir);
         d.field("disable_tools", &self.disable_tools).finish()
     }
 }
@@ -253,6 +297,13 @@ pub enum BuildError {
         /// What is wrong.
         message: String,
     },
+    /// The built-ins' options cannot work together (confinement without a base directory,
+    /// an empty shell).
+    #[error("builtins: {message}")]
+    BuiltinsOptions {
+        /// What is wrong.
+        message: String,
+    },
     /// The MCP part of the config is unusable.
     #[error(transparent)]
     Mcp(#[from] crate::mcp::McpError),
@@ -283,7 +334,8 @@ fn read_config(source: &ConfigSource) -> Result<Config, BuildError> {
                 source,
             })?;
             let origin = path.display().to_string();
-            let doc = serde_json::from_str(&text).map_err(|e| BuildError::ConfigParse {
+            // Strict: a duplicate key (two servers of one name) is an error, not a silent drop.
+            let doc = crate::mcp::config::parse_json(&text).map_err(|e| BuildError::ConfigParse {
                 origin: origin.clone(),
                 message: e.to_string(),
             })?;
@@ -362,7 +414,7 @@ impl Toolkit {
 
         #[cfg(feature = "builtins")]
         {
-            let cfg = match (&options.builtins, &config) {
+            let mut cfg = match (&options.builtins, &config) {
                 (Some(cfg), _) => cfg.clone(),
                 (None, Some(Config { origin, doc, .. })) => match doc.get("builtins") {
                     Some(v) => serde_json::from_value(v.clone()).map_err(|e| BuildError::Builtins {
@@ -373,6 +425,32 @@ impl Toolkit {
                 },
                 (None, None) => BuiltinsConfig::default(),
             };
+            if let Some(dir) = &options.base_dir {
+                cfg.base_dir = Some(dir.clone());
+            }
+            if let Some(on) = options.confine_to_base_dir {
+                cfg.confine_to_base_dir = on;
+            }
+            if cfg.enabled
+                && let Err(message) = cfg.check()
+            {
+                // Named against the config file when that is where the builtins came from.
+                return Err(match (&options, &config) {
+                    (
+                        ToolkitOptions {
+                            builtins: None,
+                            base_dir: None,
+                            confine_to_base_dir: None,
+                            ..
+                        },
+                        Some(c),
+                    ) => BuildError::Builtins {
+                        origin: c.origin.clone(),
+                        message,
+                    },
+                    _ => BuildError::BuiltinsOptions { message },
+                });
+            }
             let shadowed: HashSet<&str> = options.extra_tools.iter().map(Tool::name).collect();
             ordered.extend(
                 builtin::select(&cfg)

@@ -2,17 +2,31 @@
 //! followed, `.git` and `node_modules` skipped, nothing else ignored), in one deterministic
 //! order — by path relative to the root, `/`-separated, compared by code point — so that
 //! which results a `limit` keeps depends only on the file set. Walks in parallel with
-//! ripgrep's `ignore` walker.
+//! ripgrep's `ignore` walker, and stops after [`MAX_FILES`] files.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 
+use crate::result::ToolResult;
+
 /// Directories never descended into.
 const SKIPPED_DIRS: [&str; 2] = [".git", "node_modules"];
+
+/// The most files one walk looks at (a checkout of the Linux kernel has about 90 000):
+/// past it the walk stops and says so, rather than listing a whole disk.
+pub(super) const MAX_FILES: usize = 200_000;
+
+/// What a walk found.
+pub(super) struct Walk {
+    /// The kept files, sorted.
+    pub files: Vec<Found>,
+    /// `true` when the walk stopped at its file bound: `files` is then an arbitrary part.
+    pub stopped: bool,
+}
 
 /// One file found by the walk.
 pub(super) struct Found {
@@ -72,29 +86,37 @@ impl FileGlob {
 }
 
 /// Every file under `root` (shown to the model as `shown`) whose relative path passes
-/// `keep`, sorted. A root that is itself a file yields just that file, under its shown path.
+/// `keep`, sorted, looking at no more than `max_files` files. A root that is itself a file
+/// yields just that file, under its shown path.
 pub(super) fn files(
     tool: &str,
     root: &Path,
     shown: &str,
     keep: impl Fn(&str) -> bool + Sync,
     stop: &StopFlag,
-) -> Result<Vec<Found>, String> {
+    max_files: usize,
+) -> Result<Walk, String> {
     let meta = std::fs::metadata(root).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!("{tool}: path not found: {shown}"),
         _ => format!("{tool}: cannot access {shown}: {e}"),
     })?;
     if !meta.is_dir() {
         let rel = shown.to_owned();
-        return Ok(if keep(&rel) {
+        let files = if keep(&rel) {
             vec![Found {
                 rel,
                 path: root.to_path_buf(),
             }]
         } else {
             Vec::new()
+        };
+        return Ok(Walk {
+            files,
+            stopped: false,
         });
     }
+    let seen = AtomicUsize::new(0);
+    let stopped = AtomicBool::new(false);
     let (tx, rx) = std::sync::mpsc::channel();
     WalkBuilder::new(root)
         .standard_filters(false)
@@ -108,7 +130,7 @@ pub(super) fn files(
         .build_parallel()
         .run(|| {
             let tx = tx.clone();
-            let keep = &keep;
+            let (keep, seen, stopped) = (&keep, &seen, &stopped);
             Box::new(move |entry| {
                 if stop.is_set() {
                     return WalkState::Quit;
@@ -119,6 +141,10 @@ pub(super) fn files(
                 };
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     return WalkState::Continue;
+                }
+                if seen.fetch_add(1, Ordering::Relaxed) >= max_files {
+                    stopped.store(true, Ordering::Relaxed);
+                    return WalkState::Quit;
                 }
                 let Ok(rel) = entry.path().strip_prefix(root) else {
                     return WalkState::Continue;
@@ -134,9 +160,33 @@ pub(super) fn files(
             })
         });
     drop(tx);
-    let mut found: Vec<Found> = rx.into_iter().collect();
-    found.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
-    Ok(found)
+    let mut files: Vec<Found> = rx.into_iter().collect();
+    files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(Walk {
+        files,
+        stopped: stopped.into_inner(),
+    })
+}
+
+/// The result of a listing (`glob`'s paths, `grep`'s matches): the lines and their count,
+/// and when a bound stopped the work early, a last line saying so and `truncated: true`.
+pub(super) fn listing<S: std::borrow::Borrow<str>>(
+    tool: &str,
+    lines: &[S],
+    stopped_after: Option<String>,
+    narrow: &str,
+) -> ToolResult {
+    let mut output = lines.join("\n");
+    if let Some(after) = &stopped_after {
+        output.push_str(&format!(
+            "\n({tool} stopped after {after}: the results are partial; narrow {narrow})"
+        ));
+    }
+    let result = ToolResult::success(output).with_meta("count", lines.len());
+    match stopped_after {
+        Some(_) => result.with_meta("truncated", true),
+        None => result,
+    }
 }
 
 /// A relative path as the tools print it: `/` between components on every platform.
@@ -152,4 +202,22 @@ fn slash_path(rel: &Path) -> String {
 /// Worker threads for walking and searching.
 pub(super) fn threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().min(12))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_walk_stops_at_its_file_bound_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..10 {
+            std::fs::write(dir.path().join(format!("f{i}")), "").unwrap();
+        }
+        let walk = |max| files("glob", dir.path(), "d", |_| true, &StopFlag::default(), max).unwrap();
+        let all = walk(10);
+        assert_eq!((all.files.len(), all.stopped), (10, false));
+        let part = walk(4);
+        assert_eq!((part.files.len(), part.stopped), (4, true));
+    }
 }

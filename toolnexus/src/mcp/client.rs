@@ -547,6 +547,17 @@ fn spawn<'a>(
     cwd: Option<&std::path::Path>,
 ) -> Result<Spawned, String> {
     let program = &command[0];
+    // Checked here, or the spawn error would blame the program ("No such file or directory").
+    if let Some(dir) = cwd
+        && !dir.is_dir()
+    {
+        let what = if dir.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        return Err(format!("cwd {} {what}", dir.display()));
+    }
     let mut cmd = CommandWrap::with_new(program, |c| {
         c.args(&command[1..])
             .envs(env)
