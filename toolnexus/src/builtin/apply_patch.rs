@@ -399,3 +399,104 @@ fn commit_steps<'a>(planned: &'a [Planned], done: &mut Done<'a>) -> Result<(), S
     std::mem::take(done);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every entry of `dir`, sorted: leftovers of a failed commit would show here.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn planned(dir: &Path, text: &str) -> Vec<Planned> {
+        let ws = Workspace::new(Some(dir), false);
+        plan(&parse(text).unwrap(), &ws).unwrap()
+    }
+
+    /// Failures past planning (the filesystem changed under the patch) are undone.
+    #[test]
+    fn a_commit_that_fails_midway_puts_everything_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("a.txt"), "a\n").unwrap();
+        std::fs::write(d.join("b.txt"), "b\n").unwrap();
+        std::fs::write(d.join("c.txt"), "c\n").unwrap();
+        let text = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Add File: new/n.txt\n+n\n\
+                    *** Delete File: c.txt\n*** Update File: b.txt\n-b\n+B\n*** End Patch";
+
+        // b.txt becomes a directory after planning: staging its content fails after the
+        // directory for new/n.txt was made and two contents were staged.
+        let plan = planned(d, text);
+        std::fs::remove_file(d.join("b.txt")).unwrap();
+        std::fs::create_dir(d.join("b.txt")).unwrap();
+        let err = commit(&plan).unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "apply_patch: cannot write {}: is a directory; nothing was changed",
+                d.join("b.txt").display()
+            )
+        );
+        assert_eq!(names(d), ["a.txt", "b.txt", "c.txt"]);
+        assert_eq!(std::fs::read_to_string(d.join("a.txt")).unwrap(), "a\n");
+
+        // c.txt vanishes after planning: renaming it aside fails; the directory made for
+        // new/n.txt and the staged contents go.
+        std::fs::remove_dir(d.join("b.txt")).unwrap();
+        std::fs::write(d.join("b.txt"), "b\n").unwrap();
+        let plan = planned(d, text);
+        std::fs::remove_file(d.join("c.txt")).unwrap();
+        let err = commit(&plan).unwrap_err();
+        assert!(err.starts_with("apply_patch: cannot delete "), "{err}");
+        assert_eq!(names(d), ["a.txt", "b.txt"]);
+        assert_eq!(std::fs::read_to_string(d.join("a.txt")).unwrap(), "a\n");
+
+        // And untouched, the same plan commits whole, leaving nothing aside.
+        std::fs::write(d.join("c.txt"), "c\n").unwrap();
+        commit(&planned(d, text)).unwrap();
+        assert_eq!(names(d), ["a.txt", "b.txt", "new"]);
+        assert_eq!(std::fs::read_to_string(d.join("a.txt")).unwrap(), "A\n");
+        assert_eq!(std::fs::read_to_string(d.join("b.txt")).unwrap(), "B\n");
+        assert_eq!(names(&d.join("new")), ["n.txt"]);
+    }
+
+    /// Undoing a commit that got as far as replacing and deleting files puts the old files
+    /// back and removes what it created.
+    #[test]
+    fn undo_restores_replaced_and_deleted_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let (a, c, n, new_dir) = (
+            d.join("a.txt"),
+            d.join("c.txt"),
+            d.join("sub/n.txt"),
+            d.join("sub"),
+        );
+        std::fs::write(&a, "old a\n").unwrap();
+        std::fs::write(&c, "old c\n").unwrap();
+        let mut done = Done::default();
+        // What commit_steps does, step by step.
+        std::fs::create_dir(&new_dir).unwrap();
+        done.dirs.push(new_dir.clone());
+        let kept = aside(&a, |from, to| std::fs::hard_link(from, to)).unwrap();
+        stage_write(&a, b"new a\n").unwrap().persist(&a).unwrap();
+        done.replaced.push((&a, Some(kept)));
+        stage_write(&n, b"new n\n").unwrap().persist(&n).unwrap();
+        done.replaced.push((&n, None));
+        let deleted = aside(&c, |from, to| std::fs::rename(from, to)).unwrap();
+        done.deleted.push((&c, deleted));
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a\n");
+        assert!(!c.exists());
+
+        assert_eq!(done.undo(), "nothing was changed");
+        assert_eq!(names(d), ["a.txt", "c.txt"]);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a\n");
+        assert_eq!(std::fs::read_to_string(&c).unwrap(), "old c\n");
+    }
+}
