@@ -723,6 +723,10 @@ fn parse_yaml_block(block: &str) -> Result<Option<Vec<(String, Option<String>)>>
     }
     let mut options = serde_saphyr::Options::default();
     options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
+    // A frontmatter is a handful of keys. The parser's defaults (a million events) let an
+    // alias bomb in a skill from an untrusted tree cost seconds; these refuse it at once.
+    options.budget = serde_saphyr::budget! { max_events: 20_000, max_nodes: 10_000, max_aliases: 1_000 };
+    options.alias_limits = serde_saphyr::alias_limits! { max_total_replayed_events: 10_000 };
     let doc: Document = serde_saphyr::from_str_with_options(block, options)
         .map_err(|e| e.to_string().replace('\n', " ").trim().to_owned())?;
     Ok(doc.0.map(|entries| {
