@@ -65,6 +65,7 @@ pub(crate) enum TimeoutUnit {
     /// `mcp.json`'s `timeout`, `bash`'s `timeout`.
     Millis,
     /// `webfetch`'s `timeout`.
+    #[cfg_attr(not(feature = "builtins"), allow(dead_code))]
     Secs,
 }
 

@@ -309,10 +309,7 @@ impl Done<'_> {
         };
         for (target, aside) in self.replaced.into_iter().rev() {
             match aside {
-                Some(old) => note(
-                    format!("restoring {}", target.display()),
-                    std::fs::rename(old.path(), target),
-                ),
+                Some(old) => note(format!("restoring {}", target.display()), restore(old, target)),
                 None => note(
                     format!("removing {}", target.display()),
                     std::fs::remove_file(target),
@@ -320,10 +317,7 @@ impl Done<'_> {
             }
         }
         for (target, old) in self.deleted.into_iter().rev() {
-            note(
-                format!("restoring {}", target.display()),
-                std::fs::rename(old.path(), target),
-            );
+            note(format!("restoring {}", target.display()), restore(old, target));
         }
         for dir in self.dirs.iter().rev() {
             note(format!("removing {}", dir.display()), std::fs::remove_dir(dir));
@@ -334,6 +328,18 @@ impl Done<'_> {
             format!("undoing it failed too ({})", failures.join("; "))
         }
     }
+}
+
+/// Put a file kept aside back at `target`; if that fails, keep it where it is (and say where)
+/// rather than let it be removed.
+fn restore(old: Aside, target: &Path) -> std::io::Result<()> {
+    std::fs::rename(old.path(), target).map_err(|e| {
+        let kept = old
+            .into_temp_path()
+            .keep()
+            .map_or_else(|k| k.path.display().to_string(), |p| p.display().to_string());
+        std::io::Error::other(format!("{e}; the old file is kept at {kept}"))
+    })
 }
 
 /// Keep `target` aside under a fresh name in its directory, with `how` (link, copy or
