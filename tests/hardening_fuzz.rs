@@ -18,12 +18,21 @@ use toolnexus::mcp::{McpConfig, Transport};
 use toolnexus::skill::list_skills;
 use toolnexus::{ToolContext, Toolkit};
 
-/// Bounded and reproducible enough for CI; failures are kept as explicit tests, not files.
+/// `n` cases from a fixed seed, so CI is reproducible; `PROPTEST_RNG_SEED` and
+/// `PROPTEST_CASES` explore further (`PROPTEST_RNG_SEED=$RANDOM PROPTEST_CASES=20000`).
+/// Failures are kept as explicit tests below, not in files.
 fn cases(n: u32) -> ProptestConfig {
+    let from_env = ProptestConfig::default();
+    let set = |var| std::env::var_os(var).is_some();
     ProptestConfig {
-        cases: n,
+        cases: if set("PROPTEST_CASES") { from_env.cases } else { n },
+        rng_seed: if set("PROPTEST_RNG_SEED") {
+            from_env.rng_seed
+        } else {
+            proptest::test_runner::RngSeed::Fixed(0x7001_4e55)
+        },
         failure_persistence: None,
-        ..ProptestConfig::default()
+        ..from_env
     }
 }
 
@@ -703,11 +712,18 @@ fn regression_openapi_self_referencing_fan_out_is_bounded() {
     );
 }
 
-/// Found by `mcp_config_documents_never_panic` run against the code before the fix (and
-/// reported in the issue): a timeout of 1e308 panicked in `Duration::from_secs_f64`.
+/// Found by `mcp_config_documents_never_panic`: run against the code before the fix (and
+/// reported in the issue), a timeout of 1e308 panicked in `Duration::from_secs_f64`; after
+/// it, 6.78e-199 ms passed as "positive" yet made a zero `Duration` (every phase timing out at
+/// once).
 #[test]
 fn regression_mcp_timeout_out_of_range() {
-    for t in [json!(1e308), json!(-1), json!(u64::MAX)] {
+    for t in [
+        json!(1e308),
+        json!(-1),
+        json!(u64::MAX),
+        json!(6.783664876934507e-199),
+    ] {
         let err = McpConfig::from_value(&json!({"s": {"command": ["x"], "timeout": t}})).unwrap_err();
         assert!(
             err.to_string()

@@ -69,7 +69,8 @@ pub(crate) enum TimeoutUnit {
     Secs,
 }
 
-/// A timeout written as a JSON number of `unit`s: positive and at most [`MAX_TIMEOUT`], or
+/// A timeout written as a JSON number of `unit`s: positive (at least a nanosecond) and at most
+/// [`MAX_TIMEOUT`], or
 /// the end of a sentence saying what is wrong (`must be a positive number of milliseconds
 /// (at most 86400000), got -1`) for the caller to start with the field's name.
 pub(crate) fn timeout_from_json(value: &serde_json::Value, unit: TimeoutUnit) -> Result<Duration, String> {
@@ -78,8 +79,12 @@ pub(crate) fn timeout_from_json(value: &serde_json::Value, unit: TimeoutUnit) ->
         TimeoutUnit::Secs => (1.0, "seconds"),
     };
     let max = MAX_TIMEOUT.as_secs_f64() * per_second;
-    match value.as_f64() {
-        Some(n) if n > 0.0 && n <= max => Ok(Duration::from_secs_f64(n / per_second)),
+    // A positive number below a nanosecond would still be a zero Duration: no time at all.
+    match value
+        .as_f64()
+        .map(|n| (n, Duration::from_secs_f64(n.clamp(0.0, max) / per_second)))
+    {
+        Some((n, d)) if n > 0.0 && n <= max && !d.is_zero() => Ok(d),
         _ => Err(format!(
             "must be a positive number of {name} (at most {max}), got {value}"
         )),
@@ -102,6 +107,7 @@ mod tests {
             (json!(-1), "-1"),
             (json!(0), "0"),
             (json!(86_400_001), "86400001"),
+            (json!(6.783664876934507e-199), "6.783664876934507e-199"),
             (json!("5s"), "\"5s\""),
             (json!(null), "null"),
             (json!(true), "true"),
