@@ -19,6 +19,20 @@ fn agent_script() -> PathBuf {
 /// `None` (after a visible SKIPPED line, or a panic under `TOOLNEXUS_REQUIRE_PEERS=1`)
 /// when it cannot import `acp`.
 fn python() -> Option<String> {
+    static PROBED: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    match PROBED.get_or_init(probe) {
+        Ok(python) => Some(python.clone()),
+        Err(what) => {
+            if std::env::var_os("TOOLNEXUS_REQUIRE_PEERS").is_some_and(|v| v == "1") {
+                panic!("{what}");
+            }
+            eprintln!("SKIPPED: {what}");
+            None
+        }
+    }
+}
+
+fn probe() -> Result<String, String> {
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-venv/bin/python");
     let python = std::env::var("TOOLNEXUS_PYTHON").ok().unwrap_or_else(|| {
         if venv.exists() {
@@ -32,17 +46,12 @@ fn python() -> Option<String> {
         .output()
         .is_ok_and(|o| o.status.success());
     if ok {
-        return Some(python);
+        return Ok(python);
     }
-    let what = format!(
+    Err(format!(
         "`{python}` cannot import the ACP SDK: set TOOLNEXUS_PYTHON to a python with \
          `pip install agent-client-protocol==0.12.1` (as .ci/run does)"
-    );
-    if std::env::var_os("TOOLNEXUS_REQUIRE_PEERS").is_some_and(|v| v == "1") {
-        panic!("{what}");
-    }
-    eprintln!("SKIPPED: {what}");
-    None
+    ))
 }
 
 fn options(python: &str) -> AcpOptions {
@@ -63,7 +72,7 @@ async fn turn(model: &AcpModel, text: &str) -> Result<String, AcpError> {
 }
 
 #[tokio::test]
-async fn a_turn_replies_with_message_chunks_only_and_later_turns_supersede() {
+async fn message_chunks_only_later_turns_supersede_permissions_answered_requests_refused() {
     let Some(python) = python() else { return };
     let model = start(options(&python)).await;
     assert_eq!(model.session_id(), "sess-1");
@@ -83,25 +92,16 @@ async fn a_turn_replies_with_message_chunks_only_and_later_turns_supersede() {
     // Same session (turn 2), and the prompt named the latest user turn as superseding.
     assert_eq!(second.text, "turn 2: and now this (marker ok)");
     assert_eq!(second.messages.len(), 4);
-}
 
-#[tokio::test]
-async fn a_permission_request_is_answered_at_once_with_the_first_allow_option() {
-    let Some(python) = python() else { return };
-    let model = start(options(&python)).await;
-    // The agent offers reject-it before allow-it; the turn is not held up waiting.
+    // A permission request is answered at once with the first allow option (the agent
+    // offers reject-it before allow-it); the turn is not held up waiting.
     assert_eq!(turn(&model, "may I? permission").await.unwrap(), "permission: allow-it");
-}
-
-#[tokio::test]
-async fn an_agent_request_we_do_not_serve_is_refused_not_left_waiting() {
-    let Some(python) = python() else { return };
-    let model = start(options(&python)).await;
+    // A request we do not serve (no fs capability) is refused, not left waiting.
     assert_eq!(turn(&model, "read a file: fs").await.unwrap(), "fs refused: -32601");
 }
 
 #[tokio::test]
-async fn cwd_mode_and_environment_reach_the_agent() {
+async fn cwd_mode_and_environment_reach_the_agent_and_drop_kills_it() {
     let Some(python) = python() else { return };
     let here = std::env::current_dir().unwrap();
     let model = start(
@@ -115,60 +115,8 @@ async fn cwd_mode_and_environment_reach_the_agent() {
     // A relative cwd goes out absolute.
     let want = format!("cwd={} mode=plan tag=t-42 pid=", here.join("tests").display());
     assert!(reply.starts_with(&want), "{reply}");
-}
 
-#[tokio::test]
-async fn an_agent_that_crashes_mid_turn_fails_the_turn_clearly() {
-    let Some(python) = python() else { return };
-    let model = start(options(&python)).await;
-    let err = turn(&model, "please crash").await.unwrap_err();
-    assert!(matches!(err, AcpError::Closed(_)), "{err:?}");
-    assert_eq!(
-        err.to_string(),
-        "acp: the agent exited (exit status: 3); stderr: agent crashed on purpose"
-    );
-    assert!(!model.is_alive());
-    // Later turns fail at once with the same reason.
-    let again = turn(&model, "hello?").await.unwrap_err();
-    assert_eq!(again.to_string(), err.to_string());
-}
-
-#[tokio::test]
-async fn a_crash_reaches_the_client_run_as_its_error() {
-    let Some(python) = python() else { return };
-    let model = start(options(&python)).await;
-    let client = model.client("acp-test").build().unwrap();
-    let err = tokio::time::timeout(STEP, client.run("crash now", &Toolkit::default()))
-        .await
-        .unwrap()
-        .unwrap_err();
-    let msg = err.to_string();
-    assert!(
-        msg.contains("acp: the agent exited (exit status: 3); stderr: agent crashed on purpose"),
-        "{msg}"
-    );
-}
-
-#[tokio::test]
-async fn a_silent_agent_is_bounded_by_the_timeout_and_the_session_recovers() {
-    let Some(python) = python() else { return };
-    let model = start(options(&python).permission_timeout(Duration::from_millis(800))).await;
-    let err = turn(&model, "hang").await.unwrap_err();
-    assert!(matches!(err, AcpError::TurnTimeout { .. }), "{err:?}");
-    assert_eq!(
-        err.to_string(),
-        "acp: the turn heard nothing from the agent for 800ms (hung, or waiting on something it was \
-         never sent) — the turn was cancelled"
-    );
-    // The timeout sent session/cancel; the agent ended the hung turn, so the next one runs.
-    assert_eq!(turn(&model, "after").await.unwrap(), "turn 2: after");
-}
-
-#[tokio::test]
-async fn the_agent_is_killed_when_the_model_is_dropped() {
-    let Some(python) = python() else { return };
-    let model = start(options(&python)).await;
-    let reply = turn(&model, "whoami").await.unwrap();
+    // Dropping the model kills the agent.
     let pid: u32 = reply.rsplit("pid=").next().unwrap().parse().unwrap();
     let alive = |pid: u32| {
         std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -185,6 +133,39 @@ async fn the_agent_is_killed_when_the_model_is_dropped() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(gone, "agent {pid} still running 5 s after the model was dropped");
+}
+
+#[tokio::test]
+async fn an_agent_that_crashes_mid_turn_fails_the_run_clearly() {
+    let Some(python) = python() else { return };
+    let model = start(options(&python)).await;
+    let client = model.client("acp-test").build().unwrap();
+    let err = tokio::time::timeout(STEP, client.run("crash now", &Toolkit::default()))
+        .await
+        .expect("no hang")
+        .unwrap_err();
+    let reason = "acp: the agent exited (exit status: 3); stderr: agent crashed on purpose";
+    assert!(err.to_string().contains(reason), "{err}");
+    assert!(!model.is_alive());
+    // Later turns fail at once with the same reason.
+    let again = turn(&model, "hello?").await.unwrap_err();
+    assert!(matches!(again, AcpError::Closed(_)), "{again:?}");
+    assert_eq!(again.to_string(), reason);
+}
+
+#[tokio::test]
+async fn a_silent_agent_is_bounded_by_the_timeout_and_the_session_recovers() {
+    let Some(python) = python() else { return };
+    let model = start(options(&python).permission_timeout(Duration::from_millis(800))).await;
+    let err = turn(&model, "hang").await.unwrap_err();
+    assert!(matches!(err, AcpError::TurnTimeout { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "acp: the turn heard nothing from the agent for 800ms (hung, or waiting on something it was \
+         never sent) — the turn was cancelled"
+    );
+    // The timeout sent session/cancel; the agent ended the hung turn, so the next one runs.
+    assert_eq!(turn(&model, "after").await.unwrap(), "turn 2: after");
 }
 
 #[tokio::test]
