@@ -201,10 +201,7 @@ impl Decision {
 fn answer_from_wire(key: &str, body: &Value) -> Result<DecisionAnswer, ClassifierError> {
     let body = body
         .as_object()
-        .ok_or_else(|| ClassifierError::MalformedAnswer {
-            key: key.to_owned(),
-            reason: "not a JSON object".into(),
-        })?;
+        .ok_or_else(|| ClassifierError::AnswerNotAnObject(key.to_owned()))?;
     let kind = body.get("type").and_then(Value::as_str).unwrap_or("");
     let malformed = |what: &str| ClassifierError::MalformedAnswer {
         key: key.to_owned(),
@@ -215,7 +212,7 @@ fn answer_from_wire(key: &str, body: &Value) -> Result<DecisionAnswer, Classifie
             Some(v) => v
                 .as_f64()
                 .ok_or_else(|| malformed(&format!("\"{field}\" is not a number"))),
-            None if required => Err(malformed(&format!("\"{field}\" is missing"))),
+            None if required => Err(malformed(&format!("'{field}'"))),
             None => Ok(0.0),
         }
     };
@@ -240,7 +237,7 @@ fn answer_from_wire(key: &str, body: &Value) -> Result<DecisionAnswer, Classifie
         "choice" => {
             let choice = match body.get("choice") {
                 Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => return Err(malformed("\"choice\" is missing")),
+                Some(Value::Null) | None => return Err(malformed("'choice'")),
                 Some(other) => other.to_string(),
             };
             let probabilities = probabilities()?;
@@ -275,7 +272,11 @@ fn answer_from_wire(key: &str, body: &Value) -> Result<DecisionAnswer, Classifie
         }
         _ => Err(ClassifierError::UnknownAnswerType {
             key: key.to_owned(),
-            kind: body.get("type").cloned().unwrap_or(Value::Null).to_string(),
+            kind: match body.get("type") {
+                None | Some(Value::Null) => "None".to_owned(),
+                Some(Value::String(s)) => format!("'{s}'"),
+                Some(other) => other.to_string(),
+            },
         }),
     }
 }

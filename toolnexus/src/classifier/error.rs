@@ -84,6 +84,9 @@ pub enum ClassifierError {
     /// The response (or an answer list) is not a JSON object.
     #[error("classifier: response is not a JSON object")]
     NotAnObject,
+    /// An answer is not a JSON object.
+    #[error("classifier: answer '{0}' is not a JSON object")]
+    AnswerNotAnObject(String),
     /// An answer does not match its type's shape.
     #[error("classifier: answer '{key}': {reason}")]
     MalformedAnswer {
@@ -97,7 +100,7 @@ pub enum ClassifierError {
     UnknownAnswerType {
         /// The answer's key.
         key: String,
-        /// The type as sent (JSON).
+        /// The type as sent, quoted as the other ports quote it (`'maybe'`, `None`).
         kind: String,
     },
     /// A decision has no answer under this key.
@@ -122,9 +125,9 @@ pub enum ClassifierError {
     /// The `llm` style's reply is not valid JSON.
     #[error("classifier: llm: {0}")]
     LlmUnparseable(#[source] serde_json::Error),
-    /// A `custom` evaluate function failed.
-    #[error("classifier: custom: {0}")]
-    Custom(#[source] BoxError),
+    /// A `custom` evaluate function failed (its error, as it is).
+    #[error(transparent)]
+    Custom(BoxError),
     /// `evaluate_batch` was given no states.
     #[error("classifier: evaluate_batch: no states to evaluate")]
     NoStates,

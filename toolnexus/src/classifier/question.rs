@@ -247,9 +247,18 @@ impl Question {
         })
     }
 
-    /// Why a choice's descriptions cannot tell its options apart, if they cannot. A single
-    /// option is never degenerate: there is nothing to tell apart.
-    pub(crate) fn degenerate(&self) -> Option<&'static str> {
+    /// Why a choice's descriptions cannot tell its options apart, if they cannot: every one
+    /// empty, every one its own id, or all the same. A single option is never degenerate
+    /// (there is nothing to tell apart), and neither is a noul or score question.
+    ///
+    /// ```
+    /// use toolnexus::classifier::Question;
+    ///
+    /// let q = Question::choice("Which?", [("a", "a"), ("b", "b")]);
+    /// assert_eq!(q.degenerate(), Some("every description is just its own option id"));
+    /// assert_eq!(Question::choice("Which?", [("a", "go"), ("b", "stop")]).degenerate(), None);
+    /// ```
+    pub fn degenerate(&self) -> Option<&'static str> {
         let Question::Choice(q) = self else {
             return None;
         };
