@@ -44,7 +44,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The agent asks permission mid-turn; the client answers at once with the first
     // option whose kind starts with `allow`.
-    let r = client.run("edit a file, with permission", &Toolkit::default()).await?;
+    let r = client
+        .run("edit a file, with permission", &Toolkit::default())
+        .await?;
     println!("turn 3: {}", r.text);
     assert_eq!(r.text, "permission: allow-it");
 

@@ -95,9 +95,15 @@ async fn message_chunks_only_later_turns_supersede_permissions_answered_requests
 
     // A permission request is answered at once with the first allow option (the agent
     // offers reject-it before allow-it); the turn is not held up waiting.
-    assert_eq!(turn(&model, "may I? permission").await.unwrap(), "permission: allow-it");
+    assert_eq!(
+        turn(&model, "may I? permission").await.unwrap(),
+        "permission: allow-it"
+    );
     // A request we do not serve (no fs capability) is refused, not left waiting.
-    assert_eq!(turn(&model, "read a file: fs").await.unwrap(), "fs refused: -32601");
+    assert_eq!(
+        turn(&model, "read a file: fs").await.unwrap(),
+        "fs refused: -32601"
+    );
 }
 
 #[tokio::test]
@@ -180,7 +186,9 @@ async fn close_ends_the_session() {
 
 #[tokio::test]
 async fn a_command_that_cannot_start_is_named() {
-    let err = acp::load(AcpOptions::new("/nonexistent/acp-agent")).await.unwrap_err();
+    let err = acp::load(AcpOptions::new("/nonexistent/acp-agent"))
+        .await
+        .unwrap_err();
     assert!(matches!(err, AcpError::Spawn { .. }), "{err:?}");
     assert!(
         err.to_string()
@@ -192,11 +200,17 @@ async fn a_command_that_cannot_start_is_named() {
 
 #[tokio::test]
 async fn a_program_that_exits_before_the_handshake_fails_the_load() {
-    let err = tokio::time::timeout(STEP, acp::load(AcpOptions::new("sh").args(["-c", "echo nope >&2; exit 7"])))
-        .await
-        .unwrap()
-        .unwrap_err();
-    assert_eq!(err.to_string(), "acp: the agent exited (exit status: 7); stderr: nope");
+    let err = tokio::time::timeout(
+        STEP,
+        acp::load(AcpOptions::new("sh").args(["-c", "echo nope >&2; exit 7"])),
+    )
+    .await
+    .unwrap()
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "acp: the agent exited (exit status: 7); stderr: nope"
+    );
 }
 
 #[tokio::test]
@@ -204,6 +218,9 @@ async fn a_program_that_never_answers_the_handshake_is_bounded() {
     let opts = AcpOptions::new("sleep")
         .arg("30")
         .handshake_timeout(Duration::from_millis(300));
-    let err = tokio::time::timeout(STEP, acp::load(opts)).await.unwrap().unwrap_err();
+    let err = tokio::time::timeout(STEP, acp::load(opts))
+        .await
+        .unwrap()
+        .unwrap_err();
     assert_eq!(err.to_string(), "acp: initialize timed out after 300ms");
 }

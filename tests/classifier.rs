@@ -81,7 +81,8 @@ async fn backend(script: Vec<Reply>) -> Server {
                     .pop_front()
                     .unwrap_or_else(|| status(500, "script exhausted"));
                 tokio::time::sleep(reply.delay).await;
-                let mut resp = axum::response::Response::builder().status(StatusCode::from_u16(reply.status).unwrap());
+                let mut resp =
+                    axum::response::Response::builder().status(StatusCode::from_u16(reply.status).unwrap());
                 if let Some(ra) = reply.retry_after {
                     resp = resp.header("retry-after", ra);
                 }
@@ -174,7 +175,12 @@ async fn retryable_statuses_are_retried_honouring_retry_after_and_metrics_report
 
 #[tokio::test]
 async fn an_error_status_is_final_after_the_retry_budget_and_names_its_cause() {
-    let b = backend(vec![status(500, "down"), status(500, "down"), status(500, "still down")]).await;
+    let b = backend(vec![
+        status(500, "down"),
+        status(500, "down"),
+        status(500, "still down"),
+    ])
+    .await;
     let c = Classifier::system_one()
         .base_url(&b.url)
         .retries(2)
@@ -182,7 +188,10 @@ async fn an_error_status_is_final_after_the_retry_budget_and_names_its_cause() {
         .build()
         .unwrap();
     let err = c.evaluate(&json!({}), &spam_questions()).await.unwrap_err();
-    assert_eq!(err.to_string(), format!("classifier: POST {}/systemone: HTTP 500: still down", b.url));
+    assert_eq!(
+        err.to_string(),
+        format!("classifier: POST {}/systemone: HTTP 500: still down", b.url)
+    );
     assert_eq!(b.seen.lock().unwrap().len(), 3);
 
     // A client error is not retried, and its cause is surfaced intact.
@@ -199,7 +208,10 @@ async fn an_authentication_failure_never_echoes_its_body() {
     let b = backend(vec![status(401, "invalid key Bearer sk-live-secret")]).await;
     let c = Classifier::system_one().base_url(&b.url).build().unwrap();
     let err = c.evaluate(&json!({}), &spam_questions()).await.unwrap_err();
-    assert_eq!(err.to_string(), format!("classifier: POST {}/systemone: HTTP 401", b.url));
+    assert_eq!(
+        err.to_string(),
+        format!("classifier: POST {}/systemone: HTTP 401", b.url)
+    );
     assert!(!format!("{err:?}").contains("sk-live"));
 }
 
@@ -223,7 +235,10 @@ async fn each_attempt_is_bounded_by_the_timeout_and_on_error_can_stop_retries() 
         .await
         .expect("bounded")
         .unwrap_err();
-    assert_eq!(err.to_string(), format!("classifier: POST {}/systemone: timed out after 200ms", b.url));
+    assert_eq!(
+        err.to_string(),
+        format!("classifier: POST {}/systemone: timed out after 200ms", b.url)
+    );
     assert_eq!(b.seen.lock().unwrap().len(), 1);
 }
 
@@ -250,7 +265,10 @@ fn backends_set_url_model_and_key_as_a_unit_and_reject_a_mixed_spelling() {
         err.to_string(),
         "classifier: model \"jev-latest\" is TypeSafe's spelling; on openrouter.ai use \"typesafe/jev-1.13\""
     );
-    let c = Classifier::system_one().backend(Backend::OpenRouter).build().unwrap();
+    let c = Classifier::system_one()
+        .backend(Backend::OpenRouter)
+        .build()
+        .unwrap();
     assert_eq!(c.model(), "typesafe/jev-1.13");
     let c = Classifier::system_one()
         .backend(Backend::OpenRouter)
@@ -283,7 +301,9 @@ async fn a_batch_keeps_state_order_and_fails_closed_naming_the_state() {
         if n == 3 {
             return Err("no answer for three".into());
         }
-        Ok(toolnexus::classifier::Decision::from_wire(&json!({"answers": {"spam": {"type": "noul", "noul": n as f64 / 10.0}}}))?)
+        Ok(toolnexus::classifier::Decision::from_wire(
+            &json!({"answers": {"spam": {"type": "noul", "noul": n as f64 / 10.0}}}),
+        )?)
     })
     .build()
     .unwrap();
@@ -293,9 +313,15 @@ async fn a_batch_keeps_state_order_and_fails_closed_naming_the_state() {
     assert_eq!(ps, [0.0, 0.1, 0.2]);
     let states: Vec<Value> = (0..5).map(|n| json!({"n": n})).collect();
     let err = c.evaluate_batch(&states, &spam_questions(), 0).await.unwrap_err();
-    assert_eq!(err.to_string(), "classifier: evaluate_batch: state 3: no answer for three");
+    assert_eq!(
+        err.to_string(),
+        "classifier: evaluate_batch: state 3: no answer for three"
+    );
     let err = c.evaluate_batch(&[], &spam_questions(), 4).await.unwrap_err();
-    assert_eq!(err.to_string(), "classifier: evaluate_batch: no states to evaluate");
+    assert_eq!(
+        err.to_string(),
+        "classifier: evaluate_batch: no states to evaluate"
+    );
 }
 
 #[tokio::test]
@@ -321,7 +347,10 @@ fn calls_then_echoes(tool: &'static str) -> Client {
     Client::in_process("scripted", move |req| async move {
         let last = req.messages.last().cloned().unwrap_or_default();
         if last["role"] == "tool" {
-            return Ok(Generation::text(format!("tool said: {}", last["content"].as_str().unwrap_or(""))));
+            return Ok(Generation::text(format!(
+                "tool said: {}",
+                last["content"].as_str().unwrap_or("")
+            )));
         }
         Ok(Generation::calls(vec![GeneratedCall {
             id: Some("call-1".into()),
@@ -342,7 +371,9 @@ async fn a_gate_that_cannot_decide_escalates_through_the_loops_wait_for() {
     // The classifier is unsure (0.5); the tool gates on it and suspends; wait_for answers; the
     // tool runs again with the answer.
     let classifier = Classifier::custom(|_, _| async {
-        Ok(toolnexus::classifier::Decision::from_wire(&json!({"answers": {"refund_ok": {"type": "noul", "noul": 0.5}}}))?)
+        Ok(toolnexus::classifier::Decision::from_wire(
+            &json!({"answers": {"refund_ok": {"type": "noul", "noul": 0.5}}}),
+        )?)
     })
     .build()
     .unwrap();
@@ -350,13 +381,22 @@ async fn a_gate_that_cannot_decide_escalates_through_the_loops_wait_for() {
         let classifier = classifier.clone();
         async move {
             if let Some(answer) = &ctx.answer {
-                return ToolResult::success(format!("refunded ({})", answer.data.as_ref().unwrap()["output"]));
+                return ToolResult::success(format!(
+                    "refunded ({})",
+                    answer.data.as_ref().unwrap()["output"]
+                ));
             }
             let st = state("You approve refunds.", json!({"amount": 420}));
             let policy = Policy::new([Rule::at_least("refund_ok", 0.7, "refund")]);
-            let out = gate(&classifier, &st, [noul("refund_ok", "Is a refund of `amount` fine?")], policy, None)
-                .await
-                .unwrap();
+            let out = gate(
+                &classifier,
+                &st,
+                [noul("refund_ok", "Is a refund of `amount` fine?")],
+                policy,
+                None,
+            )
+            .await
+            .unwrap();
             match out.suspension() {
                 Some(pending) => pending,
                 None => ToolResult::success("refunded without asking"),
@@ -375,20 +415,28 @@ async fn a_gate_that_cannot_decide_escalates_through_the_loops_wait_for() {
 async fn the_tool_guard_hook_denies_and_suspends_inside_the_loop() {
     let risky = |risk: f64| {
         Classifier::custom(move |_, _| async move {
-            Ok(toolnexus::classifier::Decision::from_wire(&json!({"answers": {"risk": {
-                "type": "score", "score": risk, "legend": {}, "probabilities": {}, "confidence": 0.95}}}))?)
+            Ok(toolnexus::classifier::Decision::from_wire(
+                &json!({"answers": {"risk": {
+                "type": "score", "score": risk, "legend": {}, "probabilities": {}, "confidence": 0.95}}}),
+            )?)
         })
         .build()
         .unwrap()
     };
-    let delete = || Tool::new("delete_all", |_: Value, _| async { ToolResult::success("deleted everything") });
+    let delete = || {
+        Tool::new("delete_all", |_: Value, _| async {
+            ToolResult::success("deleted everything")
+        })
+    };
 
     // Deny: the tool never runs; the model reads why.
     let guard = ToolGuard::new(risky(3.0), OnError::Closed);
     let client = Client::in_process("scripted", |req| async move {
         let last = req.messages.last().cloned().unwrap_or_default();
         if last["role"] == "tool" {
-            return Ok(Generation::text(last["content"].as_str().unwrap_or("").to_owned()));
+            return Ok(Generation::text(
+                last["content"].as_str().unwrap_or("").to_owned(),
+            ));
         }
         Ok(Generation::calls(vec![GeneratedCall {
             id: Some("c1".into()),

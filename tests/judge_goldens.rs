@@ -105,7 +105,11 @@ fn near_uniform_bands_and_degenerate_criteria_read_the_same() {
     let g = golden("readings.json");
     for case in g["near_uniform"].as_array().unwrap() {
         let probs: BTreeMap<String, f64> = serde_json::from_value(case["probabilities"].clone()).unwrap();
-        assert_eq!(near_uniform(&probs), case["near_uniform"].as_bool().unwrap(), "{probs:?}");
+        assert_eq!(
+            near_uniform(&probs),
+            case["near_uniform"].as_bool().unwrap(),
+            "{probs:?}"
+        );
     }
     for case in g["bands"].as_array().unwrap() {
         let b = Bands {
@@ -171,7 +175,11 @@ fn validation_errors_and_metric_events_match() {
             Ok(_) => assert!(case["ok"].as_bool().unwrap(), "{name}"),
             Err(e) => assert_eq!(e.to_string(), s(&case["error"]), "{name}"),
         }
-        assert_eq!(Value::Array(events.lock().unwrap().clone()), case["events"], "{name}");
+        assert_eq!(
+            Value::Array(events.lock().unwrap().clone()),
+            case["events"],
+            "{name}"
+        );
     }
 }
 
@@ -182,7 +190,13 @@ fn static_recordings_are_keyed_on_model_questions_and_state() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| RecordedDecision::new(r["state"].clone(), questions(&r["questions"]), r["response"].clone()))
+        .map(|r| {
+            RecordedDecision::new(
+                r["state"].clone(),
+                questions(&r["questions"]),
+                r["response"].clone(),
+            )
+        })
         .collect();
     for q in g["static"]["queries"].as_array().unwrap() {
         let c = Classifier::recorded(recorded.clone())
@@ -205,7 +219,9 @@ fn the_llm_style_sends_the_same_prompt_and_reads_the_same_decision() {
         let prompts = Arc::new(Mutex::new(Vec::new()));
         let seen = prompts.clone();
         let client = Client::in_process("chat-model", move |req| {
-            seen.lock().unwrap().push(req.messages.last().unwrap()["content"].clone());
+            seen.lock()
+                .unwrap()
+                .push(req.messages.last().unwrap()["content"].clone());
             let reply = reply.clone();
             async move {
                 Ok(Generation {
@@ -284,7 +300,11 @@ fn gate_outcomes_match_for_every_rule_set_response_and_policy() {
         };
         assert_eq!(action, s(&case["action"]), "{case}");
         assert_eq!(target, s(&case["target"]), "{case}");
-        assert_eq!(out.request().is_some(), case["escalated"].as_bool().unwrap(), "{case}");
+        assert_eq!(
+            out.request().is_some(),
+            case["escalated"].as_bool().unwrap(),
+            "{case}"
+        );
         assert_eq!(request, case["request"], "{case}");
     }
 }
@@ -346,7 +366,13 @@ fn agents(v: &Value) -> Vec<AgentNode> {
     v.as_array()
         .unwrap()
         .iter()
-        .map(|n| AgentNode::group(s(&n["name"]), s(&n["description"]), n.get("agents").map(agents).unwrap_or_default()))
+        .map(|n| {
+            AgentNode::group(
+                s(&n["name"]),
+                s(&n["description"]),
+                n.get("agents").map(agents).unwrap_or_default(),
+            )
+        })
         .collect()
 }
 
@@ -445,7 +471,11 @@ fn every_battery_asks_the_same_and_decides_the_same() {
         let battery = s(&case["battery"]);
         let verdict = run(battery_verdict(battery, &case["args"], script.classifier()));
         // Role sentence, state layout and every question's text, byte for byte.
-        assert_eq!(Value::Array(script.asked.lock().unwrap().clone()), case["asked"], "{battery} {case}");
+        assert_eq!(
+            Value::Array(script.asked.lock().unwrap().clone()),
+            case["asked"],
+            "{battery} {case}"
+        );
         assert_eq!(verdict, case["verdict"], "{battery} {case}");
     }
     for case in g["latest_user_text"].as_array().unwrap() {

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_client_protocol_schema::v1::{
-    CLIENT_METHOD_NAMES, ContentBlock, Error as RpcError, RequestPermissionOutcome, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionNotification, SessionUpdate,
+    CLIENT_METHOD_NAMES, ContentBlock, Error as RpcError, RequestPermissionOutcome,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -282,7 +282,10 @@ async fn handle(conn: &Connection, msg: Incoming<'_>, session: &Mutex<Option<Str
             let ours = session.lock().unwrap_or_else(|e| e.into_inner()).clone();
             if let Some(text) = msg.params.and_then(|p| message_chunk(p, ours.as_deref())) {
                 let mut st = conn.lock();
-                let over = st.reply.as_ref().is_some_and(|r| r.len() + text.len() > MAX_REPLY);
+                let over = st
+                    .reply
+                    .as_ref()
+                    .is_some_and(|r| r.len() + text.len() > MAX_REPLY);
                 if over {
                     st.overflow = true;
                 } else if let Some(reply) = st.reply.as_mut() {
@@ -291,9 +294,12 @@ async fn handle(conn: &Connection, msg: Incoming<'_>, session: &Mutex<Option<Str
             }
         }
         (Some(m), Some(id)) if m == CLIENT_METHOD_NAMES.session_request_permission => {
-            let outcome = msg.params.and_then(first_allow).map_or(RequestPermissionOutcome::Cancelled, |id| {
-                RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id))
-            });
+            let outcome = msg
+                .params
+                .and_then(first_allow)
+                .map_or(RequestPermissionOutcome::Cancelled, |id| {
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id))
+                });
             let result = serde_json::to_value(RequestPermissionResponse::new(outcome)).unwrap_or_default();
             let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
             if let Err(e) = conn.send(&answer, Duration::from_secs(5)).await {
@@ -370,12 +376,29 @@ mod tests {
     #[test]
     fn only_message_chunks_of_our_session_are_reply_text() {
         let chunk = |kind: &str, session: &str| {
-            raw(json!({"sessionId": session, "update": {"sessionUpdate": kind, "content": {"type": "text", "text": "t"}}}))
+            raw(
+                json!({"sessionId": session, "update": {"sessionUpdate": kind, "content": {"type": "text", "text": "t"}}}),
+            )
         };
-        assert_eq!(message_chunk(&chunk("agent_message_chunk", "s1"), Some("s1")).as_deref(), Some("t"));
-        assert_eq!(message_chunk(&chunk("agent_message_chunk", "s2"), Some("s1")), None);
-        assert_eq!(message_chunk(&chunk("agent_thought_chunk", "s1"), Some("s1")), None);
-        assert_eq!(message_chunk(&chunk("user_message_chunk", "s1"), Some("s1")), None);
-        assert_eq!(message_chunk(&chunk("some_future_update", "s1"), Some("s1")), None);
+        assert_eq!(
+            message_chunk(&chunk("agent_message_chunk", "s1"), Some("s1")).as_deref(),
+            Some("t")
+        );
+        assert_eq!(
+            message_chunk(&chunk("agent_message_chunk", "s2"), Some("s1")),
+            None
+        );
+        assert_eq!(
+            message_chunk(&chunk("agent_thought_chunk", "s1"), Some("s1")),
+            None
+        );
+        assert_eq!(
+            message_chunk(&chunk("user_message_chunk", "s1"), Some("s1")),
+            None
+        );
+        assert_eq!(
+            message_chunk(&chunk("some_future_update", "s1"), Some("s1")),
+            None
+        );
     }
 }

@@ -294,12 +294,17 @@ async fn handshake(conn: &Connection, opts: &AcpOptions, cwd: PathBuf) -> Result
         .client_capabilities(ClientCapabilities::new().fs(fs))
         .client_info(Implementation::new("toolnexus", env!("CARGO_PKG_VERSION")));
     call(conn, AGENT_METHOD_NAMES.initialize, &init, limit).await?;
-    let reply = call(conn, AGENT_METHOD_NAMES.session_new, &NewSessionRequest::new(cwd), limit).await?;
-    let created: NewSessionResponse =
-        serde_json::from_str(reply.get()).map_err(|e| AcpError::Protocol {
-            method: AGENT_METHOD_NAMES.session_new,
-            reason: e.to_string(),
-        })?;
+    let reply = call(
+        conn,
+        AGENT_METHOD_NAMES.session_new,
+        &NewSessionRequest::new(cwd),
+        limit,
+    )
+    .await?;
+    let created: NewSessionResponse = serde_json::from_str(reply.get()).map_err(|e| AcpError::Protocol {
+        method: AGENT_METHOD_NAMES.session_new,
+        reason: e.to_string(),
+    })?;
     let session_id = created.session_id.0.to_string();
     if let Some(mode) = &opts.mode {
         let set = SetSessionModeRequest::new(session_id.clone(), mode.clone());
@@ -369,7 +374,8 @@ impl Drop for TurnGuard<'_> {
             self.turns.abandoned = Some(rx);
             let cancel = serde_json::to_value(CancelNotification::new(self.session.session_id.clone()))
                 .unwrap_or_default();
-            let note = json!({"jsonrpc": "2.0", "method": AGENT_METHOD_NAMES.session_cancel, "params": cancel});
+            let note =
+                json!({"jsonrpc": "2.0", "method": AGENT_METHOD_NAMES.session_cancel, "params": cancel});
             let conn = self.session.conn.clone();
             if let Ok(rt) = tokio::runtime::Handle::try_current() {
                 rt.spawn(async move {
@@ -424,7 +430,7 @@ impl AcpModel {
         }
         let mut guard = TurnGuard {
             session,
-            turns: &mut *turns,
+            turns: &mut turns,
             rx: Some(rx),
         };
         let params = PromptRequest::new(

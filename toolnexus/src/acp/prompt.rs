@@ -45,7 +45,9 @@ fn content_text(content: &Value) -> String {
                 Value::String(s) => Some(s.clone()),
                 Value::Object(o) => {
                     let text = match o.get("text") {
-                        Some(Value::Null) | None if o.get("type") == Some(&Value::from("text")) => o.get("value"),
+                        Some(Value::Null) | None if o.get("type") == Some(&Value::from("text")) => {
+                            o.get("value")
+                        }
                         other => other,
                     };
                     match text {
@@ -85,7 +87,10 @@ mod tests {
 
     #[test]
     fn without_user_text_the_last_line_is_marked() {
-        let messages = [json!({"role": "system", "content": "only this"}), json!("not a message")];
+        let messages = [
+            json!({"role": "system", "content": "only this"}),
+            json!("not a message"),
+        ];
         assert_eq!(
             render(&messages),
             "system: only this\nSUPERSEDES-ALL-PRIOR: system: only this"

@@ -69,11 +69,11 @@ fn write_string(out: &mut String, s: &str) {
 }
 
 fn write_number(out: &mut String, n: &Number) {
-    if n.is_f64() {
-        if let Some(f) = n.as_f64() {
-            write_float(out, f);
-            return;
-        }
+    if n.is_f64()
+        && let Some(f) = n.as_f64()
+    {
+        write_float(out, f);
+        return;
     }
     let _ = write!(out, "{n}");
 }

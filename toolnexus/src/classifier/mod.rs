@@ -62,8 +62,8 @@ pub use answer::{
 pub use canonical::canonical_json;
 pub use error::{BoxError, ClassifierError};
 pub use question::{
-    ChoiceQuestion, MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, MIN_SCORE_LEVELS, NoulCriteria, NoulQuestion, Question,
-    Questions, ScoreQuestion, questions_wire,
+    ChoiceQuestion, MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, MIN_SCORE_LEVELS, NoulCriteria, NoulQuestion,
+    Question, Questions, ScoreQuestion, questions_wire,
 };
 
 use crate::client::{Client, ErrorDecision, ErrorInfo, HttpTransport, MetricEvent, OnError, OnMetric};
@@ -128,7 +128,11 @@ impl Backend {
     fn preset(self) -> (&'static str, &'static str, &'static str) {
         match self {
             Backend::TypeSafe => (DEFAULT_BASE_URL, DEFAULT_MODEL, DEFAULT_API_KEY_ENV),
-            Backend::OpenRouter => ("https://openrouter.ai/api/v1", "typesafe/jev-1.13", "OPENROUTER_API_KEY"),
+            Backend::OpenRouter => (
+                "https://openrouter.ai/api/v1",
+                "typesafe/jev-1.13",
+                "OPENROUTER_API_KEY",
+            ),
         }
     }
 }
@@ -192,7 +196,7 @@ fn static_key(model: &str, state: &Value, questions: &Questions) -> Vec<u8> {
 }
 
 enum Engine {
-    SystemOne(style::SystemOne),
+    SystemOne(Box<style::SystemOne>),
     Llm(Client),
     Custom(EvaluateFn),
     Static(HashMap<Vec<u8>, Decision>),
@@ -379,7 +383,7 @@ impl ClassifierBuilder {
             return Err(ClassifierError::BackendMismatch { model });
         }
         let engine = match self.spec {
-            Spec::SystemOne => Engine::SystemOne(style::SystemOne {
+            Spec::SystemOne => Engine::SystemOne(Box::new(style::SystemOne {
                 endpoint: format!("{}/systemone", base_url.trim_end_matches('/')),
                 api_key_env,
                 headers: self.headers,
@@ -393,7 +397,7 @@ impl ClassifierBuilder {
                 on_error: self.on_error,
                 request_params: self.request_params,
                 body_transform: self.body_transform,
-            }),
+            })),
             Spec::Llm(client) => Engine::Llm(client),
             Spec::Custom(f) => Engine::Custom(f),
             Spec::Static(records) => {
@@ -512,7 +516,11 @@ impl Classifier {
         result
     }
 
-    async fn evaluate_inner(&self, state: &Value, questions: &Questions) -> Result<Decision, ClassifierError> {
+    async fn evaluate_inner(
+        &self,
+        state: &Value,
+        questions: &Questions,
+    ) -> Result<Decision, ClassifierError> {
         if questions.is_empty() {
             return Err(ClassifierError::NoQuestions);
         }
@@ -523,12 +531,12 @@ impl Classifier {
         match &self.inner.engine {
             Engine::SystemOne(s) => s.evaluate(&self.inner.model, state, questions).await,
             Engine::Llm(client) => style::llm(client, &self.inner.model, state, questions).await,
-            Engine::Custom(f) => f(state.clone(), questions.clone())
-                .await
-                .map_err(|e| match e.downcast::<ClassifierError>() {
-                    Ok(own) => *own,
-                    Err(other) => ClassifierError::Custom(other),
-                }),
+            Engine::Custom(f) => f(state.clone(), questions.clone()).await.map_err(|e| match e
+                .downcast::<ClassifierError>()
+            {
+                Ok(own) => *own,
+                Err(other) => ClassifierError::Custom(other),
+            }),
             Engine::Static(table) => table
                 .get(&static_key(&self.inner.model, state, questions))
                 .cloned()

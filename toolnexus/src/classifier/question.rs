@@ -106,7 +106,10 @@ impl Question {
     }
 
     /// A score over `levels`, lowest first.
-    pub fn score<L: Into<String>>(instructions: impl Into<String>, levels: impl IntoIterator<Item = L>) -> Self {
+    pub fn score<L: Into<String>>(
+        instructions: impl Into<String>,
+        levels: impl IntoIterator<Item = L>,
+    ) -> Self {
         Question::Score(ScoreQuestion {
             instructions: instructions.into(),
             criteria: levels.into_iter().map(Into::into).collect(),

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::{BodyTransform, ClassifierError, ClassifierUsage, Decision, Questions, canonical_json, questions_wire};
+use super::{
+    BodyTransform, ClassifierError, ClassifierUsage, Decision, Questions, canonical_json, questions_wire,
+};
 use crate::client::resilience::{self, ErrorDecision, ErrorInfo, OnError};
 use crate::client::{Client, HttpRequest, HttpTransport, RunOptions, TransportError};
 
@@ -316,7 +318,10 @@ mod tests {
         );
         assert_eq!(cause(401, b"Bearer sk-live"), None);
         assert_eq!(cause(403, b"anything"), None);
-        assert_eq!(cause(400, b"  Too many choices.  ").as_deref(), Some("Too many choices."));
+        assert_eq!(
+            cause(400, b"  Too many choices.  ").as_deref(),
+            Some("Too many choices.")
+        );
         let long = "x".repeat(300);
         assert_eq!(
             cause(500, long.as_bytes()).unwrap(),
@@ -330,7 +335,13 @@ mod tests {
             first_json_object("```json\n{\"a\":{\"b\":1}}\n```").unwrap(),
             "{\"a\":{\"b\":1}}"
         );
-        assert!(matches!(first_json_object("no json"), Err(ClassifierError::LlmNoJson)));
-        assert!(matches!(first_json_object("} {"), Err(ClassifierError::LlmNoJson)));
+        assert!(matches!(
+            first_json_object("no json"),
+            Err(ClassifierError::LlmNoJson)
+        ));
+        assert!(matches!(
+            first_json_object("} {"),
+            Err(ClassifierError::LlmNoJson)
+        ));
     }
 }

@@ -54,7 +54,10 @@ pub struct Bands {
 
 impl Default for Bands {
     fn default() -> Self {
-        Self { low: 0.30, high: 0.70 }
+        Self {
+            low: 0.30,
+            high: 0.70,
+        }
     }
 }
 

@@ -517,7 +517,14 @@ fn spawn<'a>(
     command: &[String],
     env: impl Iterator<Item = (&'a str, &'a str)>,
     cwd: Option<&std::path::Path>,
-) -> Result<(ChildGuard, tokio::process::ChildStdout, tokio::process::ChildStdin), String> {
+) -> Result<
+    (
+        ChildGuard,
+        tokio::process::ChildStdout,
+        tokio::process::ChildStdin,
+    ),
+    String,
+> {
     let program = &command[0];
     let spawned = child::spawn(program, &command[1..], env, cwd, Stdio::inherit())
         .map_err(|e| format!("cannot start \"{program}\": {e}"))?;

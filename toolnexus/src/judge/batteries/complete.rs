@@ -42,7 +42,10 @@ impl IsComplete {
 
     /// Judge `answer` against `task`.
     pub async fn check(&self, task: &str, answer: &str) -> CompleteVerdict {
-        let st = state(self.judge.role(ROLE_IS_COMPLETE), json!({"task": task, "answer": answer}));
+        let st = state(
+            self.judge.role(ROLE_IS_COMPLETE),
+            json!({"task": task, "answer": answer}),
+        );
         let q = noul_with(
             "complete",
             "Does `answer` fully complete the request in `task`?",

@@ -114,7 +114,11 @@ impl ToolGuard {
             calibrated: false,
             error: None,
         };
-        let (answers, calibrated) = match self.judge.ask(&st, [score("risk", RISK_INSTRUCTIONS, RISK_RUBRIC)]).await {
+        let (answers, calibrated) = match self
+            .judge
+            .ask(&st, [score("risk", RISK_INSTRUCTIONS, RISK_RUBRIC)])
+            .await
+        {
             Ok(a) => a,
             Err(e) => {
                 let action = match self.on_error {
@@ -203,7 +207,8 @@ impl ToolGuard {
                         };
                         let pending = serde_json::to_value(&request).unwrap_or_default();
                         Some(BeforeTool::Result(
-                            ToolResult::failure(format!("approval required: {}", call.name)).with_meta("pending", pending),
+                            ToolResult::failure(format!("approval required: {}", call.name))
+                                .with_meta("pending", pending),
                         ))
                     }
                 }

@@ -47,7 +47,8 @@ pub const ROLE_SKILL_RELEVANCE: &str = "You decide which agent skills are releva
 /// ToolResultFilter's role sentence.
 pub const ROLE_TOOL_RESULT_FILTER: &str = "You decide which parts of a tool's output are relevant to the query, so the irrelevant parts can be dropped.";
 /// IsComplete's role sentence.
-pub const ROLE_IS_COMPLETE: &str = "You check whether an AI agent's final answer completes the task it was given.";
+pub const ROLE_IS_COMPLETE: &str =
+    "You check whether an AI agent's final answer completes the task it was given.";
 /// AgentRouter's role sentence.
 pub const ROLE_AGENT_ROUTER: &str = "You route a task to the agent best suited to do it.";
 /// ContentGuard's role sentence.

@@ -88,7 +88,10 @@ impl Relevance {
         }
         let w = self.wording;
         let qs = items.iter().map(|it| {
-            let mut ins = format!("Is the {} `{}` {} the request in `user_request`?", w.noun, it.name, w.verb);
+            let mut ins = format!(
+                "Is the {} `{}` {} the request in `user_request`?",
+                w.noun, it.name, w.verb
+            );
             if !it.description.is_empty() {
                 ins.push_str(&format!(" The {}: {}", w.noun, it.description));
             }

@@ -91,7 +91,9 @@ impl AgentRouter {
         while !level.is_empty() {
             let mut options = BTreeMap::new();
             for n in level {
-                options.entry(n.name.clone()).or_insert_with(|| n.description.clone());
+                options
+                    .entry(n.name.clone())
+                    .or_insert_with(|| n.description.clone());
             }
             let q = choice("agent", "Which agent should handle `task`?", options);
             let (answers, calibrated) = match self.judge.ask(&st, [q]).await {
@@ -201,7 +203,10 @@ impl ModelRouter {
             .iter()
             .map(|m| (m.id.clone(), m.description.clone()))
             .collect();
-        let st = state(self.judge.role(ROLE_MODEL_ROUTER), json!({"user_request": prompt}));
+        let st = state(
+            self.judge.role(ROLE_MODEL_ROUTER),
+            json!({"user_request": prompt}),
+        );
         let q = choice("model", "Which model should answer `user_request`?", options);
         let (answers, calibrated) = match self.judge.ask(&st, [q]).await {
             Ok(a) => a,
