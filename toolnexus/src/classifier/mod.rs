@@ -11,7 +11,7 @@
 //! - [`Classifier::system_one`] — the hosted System One wire: one `POST {base}/systemone`
 //!   of the canonical request, with the client's retry policy, a per-request timeout and the
 //!   client's metric sink;
-//! - [`Classifier::llm`] — asks any [`Client`](crate::client::Client) model and parses its
+//! - [`Classifier::llm`] — asks any [`Client`] model and parses its
 //!   JSON (`calibrated: false`: the numbers are the model's self-report);
 //! - [`Classifier::custom`] — your function;
 //! - [`Classifier::recorded`] — recorded decisions, for tests and offline replays.
