@@ -5,12 +5,12 @@
 
 use std::io;
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
-use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use tokio::process::{ChildStdin, ChildStdout};
 
 /// How long a child gets to exit on its own after its stdin closes, and then after the kill.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
@@ -27,9 +27,10 @@ impl ChildGuard {
         let _ = tokio::time::timeout(EXIT_GRACE, self.0.wait()).await;
     }
 
+    #[cfg(feature = "acp")]
     /// The exit status, waiting at most `grace` for the child to finish exiting; `None`
     /// while it still runs.
-    pub(crate) async fn exit_status(&mut self, grace: Duration) -> Option<ExitStatus> {
+    pub(crate) async fn exit_status(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
         tokio::time::timeout(grace, self.0.wait()).await.ok()?.ok()
     }
 }
@@ -46,7 +47,8 @@ pub(crate) struct Spawned {
     pub(crate) stdout: ChildStdout,
     pub(crate) stdin: ChildStdin,
     /// Present when the child was spawned with `stderr: Stdio::piped()`.
-    pub(crate) stderr: Option<ChildStderr>,
+    #[cfg(feature = "acp")]
+    pub(crate) stderr: Option<tokio::process::ChildStderr>,
 }
 
 /// Spawn `program args…` with piped stdin/stdout, `env` added to the inherited environment,
@@ -72,6 +74,7 @@ pub(crate) fn spawn<'a>(
     let mut child = cmd.spawn()?;
     let stdout = child.stdout().take();
     let stdin = child.stdin().take();
+    #[cfg(feature = "acp")]
     let stderr = child.stderr().take();
     let child = ChildGuard(child);
     match (stdout, stdin) {
@@ -79,6 +82,7 @@ pub(crate) fn spawn<'a>(
             child,
             stdout,
             stdin,
+            #[cfg(feature = "acp")]
             stderr,
         }),
         _ => Err(io::Error::other("no stdio pipes")),
@@ -119,6 +123,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     /// The longest line kept.
+    #[cfg(feature = "mcp")]
     pub(crate) fn max_line(&self) -> usize {
         self.max_line
     }

@@ -2,14 +2,12 @@
 //! uncertain one asks for review.
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 
 use serde_json::json;
 
-use super::{Judge, OnError, ROLE_CONTENT_GUARD, judge_setters, latest_user_text};
+use super::{Judge, LlmHookFuture, OnError, ROLE_CONTENT_GUARD, judge_setters, llm_hook};
 use crate::classifier::Classifier;
-use crate::client::hooks::{LlmOverride, LlmRequest};
+use crate::client::hooks::LlmRequest;
 use crate::judge::{Band, noul, state};
 
 /// One screening dimension: its name (the question key) and question.
@@ -153,31 +151,16 @@ impl ContentGuard {
     /// A `before_llm` hook screening the latest user text: block aborts the run
     /// (`content guard blocked: <dimensions>`, or `: classifier error`); allow and review
     /// let it through.
-    #[allow(clippy::type_complexity)]
-    pub fn before_llm(
-        &self,
-    ) -> impl Fn(LlmRequest) -> Pin<Box<dyn Future<Output = Result<Option<LlmOverride>, String>> + Send>>
-    + Send
-    + Sync
-    + 'static {
-        let me = self.clone();
-        move |req: LlmRequest| {
-            let me = me.clone();
-            Box::pin(async move {
-                let text = latest_user_text(&req.messages);
-                if text.is_empty() {
-                    return Ok(None);
+    pub fn before_llm(&self) -> impl Fn(LlmRequest) -> LlmHookFuture + Send + Sync + 'static {
+        llm_hook(self, |me: Self, _req: LlmRequest, text: String| async move {
+            let v = me.check(&text).await;
+            match (v.action, &v.error) {
+                (ContentAction::Block, Some(_)) => Err("content guard blocked: classifier error".to_owned()),
+                (ContentAction::Block, None) => {
+                    Err(format!("content guard blocked: {}", v.flagged.join(", ")))
                 }
-                let v = me.check(&text).await;
-                if v.action != ContentAction::Block {
-                    return Ok(None);
-                }
-                Err(if v.error.is_some() {
-                    "content guard blocked: classifier error".to_owned()
-                } else {
-                    format!("content guard blocked: {}", v.flagged.join(", "))
-                })
-            })
-        }
+                _ => Ok(None),
+            }
+        })
     }
 }

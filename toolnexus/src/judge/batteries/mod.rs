@@ -32,11 +32,15 @@ pub use guard::{GuardAction, GuardedCall, RISK_RUBRIC, ToolGuard, ToolGuardVerdi
 pub use relevance::{Item, RelevanceVerdict, SkillRelevance, ToolRelevance};
 pub use router::{AgentNode, AgentRouter, AgentVerdict, ModelChoice, ModelRouter, ModelVerdict};
 
+use std::future::Future;
+use std::pin::Pin;
+
 use serde_json::Value;
 
 use super::build::{NamedQuestion, questions};
 use super::reading::{Answers, Bands, read};
 use crate::classifier::{Classifier, ClassifierError};
+use crate::client::hooks::{LlmOverride, LlmRequest};
 
 /// ToolGuard's role sentence.
 pub const ROLE_TOOL_GUARD: &str = "You review one tool call an AI agent is about to make and rate how risky it is to run it without a human approving it.";
@@ -119,6 +123,27 @@ macro_rules! judge_setters {
     };
 }
 use judge_setters;
+
+/// What a battery's `before_llm` hook returns.
+pub type LlmHookFuture = Pin<Box<dyn Future<Output = Result<Option<LlmOverride>, String>> + Send>>;
+
+/// A `before_llm` hook that runs `f(battery, request, latest user text)` when the turn has
+/// user text, and changes nothing otherwise.
+fn llm_hook<B, F, Fut>(battery: &B, f: F) -> impl Fn(LlmRequest) -> LlmHookFuture + Send + Sync + 'static
+where
+    B: Clone + Send + Sync + 'static,
+    F: Fn(B, LlmRequest, String) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Option<LlmOverride>, String>> + Send + 'static,
+{
+    let battery = battery.clone();
+    move |req: LlmRequest| {
+        let text = latest_user_text(&req.messages);
+        if text.is_empty() {
+            return Box::pin(async { Ok(None) });
+        }
+        Box::pin(f(battery.clone(), req, text))
+    }
+}
 
 /// The text of the last user message that has text: string content, or its text parts
 /// joined with `\n` (a message of tool results only is skipped); `""` when there is none.

@@ -2,12 +2,12 @@
 //! confident `no` drops one.
 
 use std::collections::HashSet;
-use std::future::Future;
-use std::pin::Pin;
 
 use serde_json::{Value, json};
 
-use super::{Judge, OnError, ROLE_SKILL_RELEVANCE, ROLE_TOOL_RELEVANCE, judge_setters, latest_user_text};
+use super::{
+    Judge, LlmHookFuture, OnError, ROLE_SKILL_RELEVANCE, ROLE_TOOL_RELEVANCE, judge_setters, llm_hook,
+};
 use crate::classifier::Classifier;
 use crate::client::hooks::{LlmOverride, LlmRequest};
 use crate::judge::{Band, noul_with, state};
@@ -154,40 +154,29 @@ impl ToolRelevance {
     /// A `before_llm` hook dropping the tools the latest user text confidently does not
     /// need (OpenAI `{function: {name, description}}` or Anthropic `{name, description}`
     /// declarations).
-    #[allow(clippy::type_complexity)]
-    pub fn before_llm(
-        &self,
-    ) -> impl Fn(LlmRequest) -> Pin<Box<dyn Future<Output = Result<Option<LlmOverride>, String>> + Send>>
-    + Send
-    + Sync
-    + 'static {
-        let me = self.clone();
-        move |req: LlmRequest| {
-            let me = me.clone();
-            Box::pin(async move {
-                let text = latest_user_text(&req.messages);
-                if text.is_empty() || req.tools.is_empty() {
-                    return Ok(None);
-                }
-                let items: Vec<Item> = req.tools.iter().map(provider_tool).collect();
-                let v = me.select(&text, &items).await;
-                if v.dropped.is_empty() {
-                    return Ok(None);
-                }
-                let keep: HashSet<&str> = v.selected.iter().map(String::as_str).collect();
-                let kept = req
-                    .tools
-                    .iter()
-                    .zip(&items)
-                    .filter(|(_, it)| keep.contains(it.name.as_str()))
-                    .map(|(t, _)| t.clone())
-                    .collect();
-                Ok(Some(LlmOverride {
-                    tools: Some(kept),
-                    ..LlmOverride::default()
-                }))
-            })
-        }
+    pub fn before_llm(&self) -> impl Fn(LlmRequest) -> LlmHookFuture + Send + Sync + 'static {
+        llm_hook(self, |me: Self, req: LlmRequest, text: String| async move {
+            if req.tools.is_empty() {
+                return Ok(None);
+            }
+            let items: Vec<Item> = req.tools.iter().map(provider_tool).collect();
+            let v = me.select(&text, &items).await;
+            if v.dropped.is_empty() {
+                return Ok(None);
+            }
+            let keep: HashSet<&str> = v.selected.iter().map(String::as_str).collect();
+            let kept = req
+                .tools
+                .iter()
+                .zip(&items)
+                .filter(|(_, it)| keep.contains(it.name.as_str()))
+                .map(|(t, _)| t.clone())
+                .collect();
+            Ok(Some(LlmOverride {
+                tools: Some(kept),
+                ..LlmOverride::default()
+            }))
+        })
     }
 }
 

@@ -1,12 +1,10 @@
 //! AgentRouter and ModelRouter: one choice picks where a task goes. Only a sure pick routes.
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 
 use serde_json::json;
 
-use super::{Judge, ROLE_AGENT_ROUTER, ROLE_MODEL_ROUTER, judge_setters, latest_user_text};
+use super::{Judge, LlmHookFuture, ROLE_AGENT_ROUTER, ROLE_MODEL_ROUTER, judge_setters, llm_hook};
 use crate::classifier::{Classifier, DecisionAnswer};
 use crate::client::hooks::{LlmOverride, LlmRequest};
 use crate::judge::{choice, state};
@@ -232,27 +230,16 @@ impl ModelRouter {
     }
 
     /// A `before_llm` hook overriding the turn's model only when routed to another one.
-    #[allow(clippy::type_complexity)]
-    pub fn before_llm(
-        &self,
-    ) -> impl Fn(LlmRequest) -> Pin<Box<dyn Future<Output = Result<Option<LlmOverride>, String>> + Send>>
-    + Send
-    + Sync
-    + 'static {
-        let me = self.clone();
-        move |req: LlmRequest| {
-            let me = me.clone();
-            Box::pin(async move {
-                let text = latest_user_text(&req.messages);
-                if text.is_empty() || me.models.is_empty() {
-                    return Ok(None);
-                }
-                let v = me.pick(&text, &req.model).await;
-                Ok((v.routed && v.model != req.model).then(|| LlmOverride {
-                    model: Some(v.model),
-                    ..LlmOverride::default()
-                }))
-            })
-        }
+    pub fn before_llm(&self) -> impl Fn(LlmRequest) -> LlmHookFuture + Send + Sync + 'static {
+        llm_hook(self, |me: Self, req: LlmRequest, text: String| async move {
+            if me.models.is_empty() {
+                return Ok(None);
+            }
+            let v = me.pick(&text, &req.model).await;
+            Ok((v.routed && v.model != req.model).then(|| LlmOverride {
+                model: Some(v.model),
+                ..LlmOverride::default()
+            }))
+        })
     }
 }
