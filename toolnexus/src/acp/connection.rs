@@ -29,8 +29,9 @@ pub(super) const MAX_LINE: usize = 16 * 1024 * 1024;
 pub(super) const MAX_REPLY: usize = 16 * 1024 * 1024;
 /// The tail of the agent's stderr kept for error messages.
 const STDERR_TAIL: usize = 2048;
-/// How long a dead agent gets to report its exit status.
-const EXIT_GRACE: Duration = Duration::from_millis(200);
+/// How long an agent that closed its stdout gets to report its exit status (and finish
+/// writing stderr); only an agent that closes stdout but lives on waits this long.
+const EXIT_GRACE: Duration = Duration::from_secs(1);
 
 /// A reply to one of our calls: its `result`, or the JSON-RPC error.
 pub(super) type Reply = Result<Box<RawValue>, RpcError>;
@@ -57,7 +58,7 @@ pub(super) struct Connection {
     pub(super) state: Arc<Mutex<State>>,
     child: Arc<tokio::sync::Mutex<Option<ChildGuard>>>,
     reader: tokio::task::JoinHandle<()>,
-    stderr: Option<tokio::task::JoinHandle<()>>,
+    stderr: Option<tokio::task::AbortHandle>,
 }
 
 impl Drop for Connection {
@@ -83,13 +84,14 @@ impl Connection {
     ) -> Arc<Self> {
         let state = Arc::new(Mutex::new(State::default()));
         let child = Arc::new(tokio::sync::Mutex::new(Some(child)));
-        let stderr = stderr.map(|e| tokio::spawn(collect_stderr(e, state.clone())));
+        let stderr_task = stderr.map(|e| tokio::spawn(collect_stderr(e, state.clone())));
+        let stderr = stderr_task.as_ref().map(tokio::task::JoinHandle::abort_handle);
         Arc::new_cyclic(|weak: &std::sync::Weak<Connection>| {
             let reader = tokio::spawn(read_loop(
                 LineReader::new(stdout, MAX_LINE),
                 weak.clone(),
                 state.clone(),
-                child.clone(),
+                (child.clone(), stderr_task),
                 session,
             ));
             Connection {
@@ -143,10 +145,20 @@ impl Connection {
         };
         match tokio::time::timeout(limit, write).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(AcpError::Closed(format!(
-                "writing to the agent failed: {e}{}",
-                self.stderr_tail()
-            ))),
+            Ok(Err(e)) => {
+                // Most likely the agent is gone: its exit status and stderr say more than
+                // the broken pipe does, once the reader has seen the end of its stdout.
+                for _ in 0..50 {
+                    if let Some(reason) = self.closed() {
+                        return Err(AcpError::Closed(reason));
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(AcpError::Closed(format!(
+                    "writing to the agent failed: {e}{}",
+                    self.stderr_tail()
+                )))
+            }
             Err(_) => Err(AcpError::Timeout {
                 what: "writing to the agent".into(),
                 after: limit,
@@ -228,7 +240,10 @@ async fn read_loop(
     mut lines: LineReader<ChildStdout>,
     conn: std::sync::Weak<Connection>,
     state: Arc<Mutex<State>>,
-    child: Arc<tokio::sync::Mutex<Option<ChildGuard>>>,
+    (child, stderr): (
+        Arc<tokio::sync::Mutex<Option<ChildGuard>>>,
+        Option<tokio::task::JoinHandle<()>>,
+    ),
     session: Arc<Mutex<Option<String>>>,
 ) {
     let why = loop {
@@ -255,6 +270,10 @@ async fn read_loop(
         Some(c) => c.exit_status(EXIT_GRACE).await,
         None => None,
     };
+    // Let the stderr reader catch up: its pipe closes when the agent's group is gone.
+    if let Some(task) = stderr {
+        let _ = tokio::time::timeout(EXIT_GRACE, task).await;
+    }
     let mut reason = why.unwrap_or_else(|| match status {
         Some(s) => format!("the agent exited ({s})"),
         None => "the agent closed its stdout".to_owned(),
