@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::context::ToolContext;
+use crate::net::expand_env;
 use crate::result::ToolResult;
 use crate::tool::{Tool, ToolSource, sanitize};
 
@@ -306,33 +307,6 @@ fn form_encode(pairs: &Map<String, Value>) -> String {
         })
         .collect::<Vec<_>>()
         .join("&")
-}
-
-/// Expands `${NAME}` (`[A-Za-z0-9_]+`) from the environment; unset ⇒ empty.
-fn expand_env(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    let mut rest = value;
-    while let Some(start) = rest.find("${") {
-        let after = &rest[start + 2..];
-        match after.find('}') {
-            Some(end)
-                if end > 0
-                    && after[..end]
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
-            {
-                out.push_str(&rest[..start]);
-                out.push_str(&std::env::var(&after[..end]).unwrap_or_default());
-                rest = &after[end + 1..];
-            }
-            _ => {
-                out.push_str(&rest[..start + 2]);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Where an OpenAPI document comes from.

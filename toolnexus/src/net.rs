@@ -15,6 +15,34 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, Error as TlsError, SignatureScheme};
 use rustls_platform_verifier::Verifier;
 
+/// Expands `${NAME}` (`[A-Za-z0-9_]+`) from the environment; unset ⇒ empty.
+#[cfg(any(feature = "client", feature = "http"))]
+pub(crate) fn expand_env(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        match after.find('}') {
+            Some(end)
+                if end > 0
+                    && after[..end]
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
+            {
+                out.push_str(&rest[..start]);
+                out.push_str(&std::env::var(&after[..end]).unwrap_or_default());
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..start + 2]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// An error and its causes, `: `-joined. reqwest's own message hides the cause ("error
 /// sending request"); whoever reads it — a model, a newcomer — needs "connection refused".
 #[cfg(any(feature = "client", feature = "http", feature = "builtins"))]
