@@ -27,6 +27,8 @@
 //! ```
 #![warn(missing_docs)]
 
+#[cfg(feature = "a2a")]
+pub mod a2a;
 pub mod adapter;
 pub mod assembly;
 #[cfg(feature = "builtins")]
@@ -39,7 +41,13 @@ pub mod context;
 pub mod http;
 pub mod mcp;
 pub mod native;
-#[cfg(any(feature = "client", feature = "mcp", feature = "http", feature = "builtins"))]
+#[cfg(any(
+    feature = "client",
+    feature = "mcp",
+    feature = "http",
+    feature = "builtins",
+    feature = "a2a"
+))]
 mod net;
 pub mod result;
 pub mod schema;
