@@ -295,3 +295,77 @@ pub async fn run_client(program: &str, args: Vec<String>) -> Value {
         )
     })
 }
+
+/// A toolkit served as an A2A agent on 127.0.0.1 (an ephemeral port).
+pub struct Served {
+    pub url: String,
+    pub server: toolnexus::a2a::A2aServer,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Served {
+    pub async fn start(
+        toolkit: &toolnexus::Toolkit,
+        client: toolnexus::client::Client,
+        config: toolnexus::a2a::A2aConfig,
+    ) -> Served {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let server = toolnexus::a2a::A2aServer::new(toolkit, client, config, &url);
+        let app = server.router();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Served {
+            url,
+            server,
+            stop: Some(stop),
+        }
+    }
+
+    /// POSTs a JSON-RPC request to `/` (with `A2A-Version: version` when given).
+    pub async fn rpc(&self, method: &str, params: Value, version: Option<&str>) -> Value {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        self.post(body.to_string(), version).await.1
+    }
+
+    /// POSTs raw text to `/`: status and the JSON answer.
+    pub async fn post(&self, body: String, version: Option<&str>) -> (u16, Value) {
+        let mut request = reqwest::Client::new()
+            .post(format!("{}/", self.url))
+            .header("content-type", "application/json")
+            .timeout(Duration::from_secs(30))
+            .body(body);
+        if let Some(v) = version {
+            request = request.header("A2A-Version", v);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap())
+    }
+
+    /// Polls `GetTask` (bounded) until the task's state is `state`.
+    pub async fn wait_state(&self, id: &str, state: &str) -> Value {
+        for _ in 0..400 {
+            let got = self.rpc("GetTask", serde_json::json!({"id": id}), None).await;
+            if got["result"]["status"]["state"] == state {
+                return got["result"].clone();
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("task {id} never reached {state}");
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

@@ -487,12 +487,11 @@ async fn send_message(inner: &Arc<Inner>, params: &Value, dialect: Dialect) -> R
         ));
     }
     let Ok(permit) = inner.permits.clone().try_acquire_owned() else {
+        let n = inner.max_running;
+        let tasks = if n == 1 { "task" } else { "tasks" };
         return Err((
             SERVER_BUSY,
-            format!(
-                "the agent is busy: {} tasks are running, its limit; retry later",
-                inner.max_running
-            ),
+            format!("the agent is busy: it runs at most {n} {tasks} at once; retry later"),
         ));
     };
     let mut task = Task::new(new_id(), TaskState::Submitted);
