@@ -47,7 +47,11 @@ async fn our_agent(key: Option<&str>) -> (MockModel, Served) {
 async fn sdk_client_against_our_agent(program: &str, client_script: &str) {
     let script = peers_dir().join(client_script).display().to_string();
     let (_model, ok) = our_agent(None).await;
-    let got = run_client(program, vec![script.clone(), ok.url.clone(), "hello from the SDK".into()]).await;
+    let got = run_client(
+        program,
+        vec![script.clone(), ok.url.clone(), "hello from the SDK".into()],
+    )
+    .await;
     assert_eq!(
         got,
         json!({"card": {"name": "toolnexus-agent", "skills": ["pdf-tools"]},
@@ -56,7 +60,11 @@ async fn sdk_client_against_our_agent(program: &str, client_script: &str) {
     );
 
     let (_model, failing) = our_agent(Some("another-key")).await;
-    let got = run_client(program, vec![script, failing.url.clone(), "this run fails".into()]).await;
+    let got = run_client(
+        program,
+        vec![script, failing.url.clone(), "this run fails".into()],
+    )
+    .await;
     assert_eq!(
         got,
         json!({"card": {"name": "toolnexus-agent", "skills": ["pdf-tools"]},
@@ -77,7 +85,13 @@ async fn js_sdk_client_calls_our_agent() {
     sdk_client_against_our_agent(&node, "js_client.mjs").await;
 }
 
-async fn our_tools_against_an_sdk_agent(program: &str, agent_script: &str, name: &str, prefix: &str, who: &str) {
+async fn our_tools_against_an_sdk_agent(
+    program: &str,
+    agent_script: &str,
+    name: &str,
+    prefix: &str,
+    who: &str,
+) {
     let script = peers_dir().join(agent_script).display().to_string();
     let (mut peer, url) = PeerProcess::start(program, &[&script]).await;
     let options = AgentOptions::default()
@@ -88,24 +102,48 @@ async fn our_tools_against_an_sdk_agent(program: &str, agent_script: &str, name:
         .unwrap();
     assert_eq!((agent.name(), agent.dialect()), (name, Dialect::V1));
     let tools = agent.tools();
-    assert_eq!(tools.iter().map(|t| t.name()).collect::<Vec<_>>(), [format!("{name}_echo").replace(' ', "_")]);
+    assert_eq!(
+        tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+        [format!("{name}_echo").replace(' ', "_")]
+    );
     let tool = &tools[0];
     assert_eq!(tool.description(), "Echoes the task");
 
-    let r = tool.execute(json!({"task": "hello there"}), ToolContext::default()).await;
-    assert_eq!((r.output.as_str(), r.is_error), (format!("{prefix} echo: hello there").as_str(), false));
+    let r = tool
+        .execute(json!({"task": "hello there"}), ToolContext::default())
+        .await;
+    assert_eq!(
+        (r.output.as_str(), r.is_error),
+        (format!("{prefix} echo: hello there").as_str(), false)
+    );
     let meta = r.metadata.clone().unwrap();
-    assert_eq!((&meta["agent"], &meta["state"]), (&json!(name), &json!("completed")));
+    assert_eq!(
+        (&meta["agent"], &meta["state"]),
+        (&json!(name), &json!("completed"))
+    );
 
-    let r = tool.execute(json!({"task": "fail please"}), ToolContext::default()).await;
-    let id = r.metadata.as_ref().unwrap()["taskId"].as_str().unwrap().to_owned();
-    assert_eq!(r.output, format!("A2A task {id} failed: the {who} agent failed on purpose"));
+    let r = tool
+        .execute(json!({"task": "fail please"}), ToolContext::default())
+        .await;
+    let id = r.metadata.as_ref().unwrap()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        r.output,
+        format!("A2A task {id} failed: the {who} agent failed on purpose")
+    );
     assert!(r.is_error);
 
-    let r = tool.execute(json!({"task": "hang forever"}), ToolContext::default()).await;
+    let r = tool
+        .execute(json!({"task": "hang forever"}), ToolContext::default())
+        .await;
     let meta = r.metadata.clone().unwrap();
     let id = meta["taskId"].as_str().unwrap().to_owned();
-    assert_eq!(r.output, format!("A2A task {id} timed out after 1500ms (state=working)"));
+    assert_eq!(
+        r.output,
+        format!("A2A task {id} timed out after 1500ms (state=working)")
+    );
     assert_eq!(meta["state"], "working");
     // The agent saw our CancelTask for exactly that task.
     assert_eq!(peer.expect_line("CANCEL ").await, format!("CANCEL {id}"));

@@ -18,6 +18,19 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
+/// Serves `app` on `listener` until the returned sender fires or drops.
+fn spawn_server(listener: tokio::net::TcpListener, app: Router) -> tokio::sync::oneshot::Sender<()> {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    stop
+}
+
 /// One request the peer received.
 #[derive(Clone, Debug)]
 pub struct Seen {
@@ -64,18 +77,10 @@ impl Peer {
             .route("/rpc", post(rpc_route))
             .route("/", post(rpc_route))
             .with_state(state.clone());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
         Peer {
             addr,
             state,
-            stop: Some(stop),
+            stop: Some(spawn_server(listener, app)),
         }
     }
 
@@ -312,15 +317,7 @@ impl Served {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let server = toolnexus::a2a::A2aServer::new(toolkit, client, config, &url);
-        let app = server.router();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        let stop = spawn_server(listener, server.router());
         Served {
             url,
             server,

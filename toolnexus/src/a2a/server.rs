@@ -377,7 +377,7 @@ fn card_skills(toolkit: &Toolkit, wanted: Option<&[String]>) -> Vec<AgentSkill> 
     toolkit
         .skills()
         .iter()
-        .filter(|s| wanted.is_none_or(|w| w.iter().any(|n| *n == s.name)))
+        .filter(|s| wanted.is_none_or(|w| w.contains(&s.name)))
         .map(|s| AgentSkill {
             id: s.name.clone(),
             name: s.name.clone(),
@@ -585,7 +585,7 @@ async fn cancel_task(inner: &Inner, params: &Value, dialect: Dialect) -> RpcResu
 
 /// How a fulfilment ended.
 enum Outcome {
-    Returned(RunResult),
+    Returned(Box<RunResult>),
     Failed(String),
     Canceled,
     ShutDown,
@@ -617,7 +617,7 @@ async fn fulfil(
         biased;
         () = cancel.cancelled() => Outcome::Canceled,
         ran = AssertUnwindSafe(run).catch_unwind() => match ran {
-            Ok(Ok(result)) => Outcome::Returned(result),
+            Ok(Ok(result)) => Outcome::Returned(Box::new(result)),
             Ok(Err(ClientError::Cancelled)) => Outcome::Canceled,
             Ok(Err(e)) => Outcome::Failed(e.to_string()),
             Err(panic) => Outcome::Failed(format!("the run panicked: {}", crate::tool::panic_message(&*panic))),
@@ -642,7 +642,7 @@ async fn fulfil(
                     parts: vec![Part::Text(run.text.clone())],
                 }];
             }
-            result = Some(run);
+            result = Some(*run);
         }
         Outcome::Failed(error) => {
             task.status.state = TaskState::Failed;
