@@ -25,3 +25,8 @@ pub use config::{AgentEntry, ConfigError};
 pub use server::{A2aConfig, A2aServer, OnTask, TaskEvent};
 pub use store::{FileTaskStore, MemoryTaskStore, TaskStore, TaskStoreError};
 pub use wire::{Artifact, Dialect, Message, Part, Role, Task, TaskState, TaskStatus};
+
+/// How a configured agent fared at assembly: the same three states as an MCP server —
+/// `connected` (its card resolved and its tools are in the toolkit), `disabled`, or
+/// `failed` with the reason (never a header value).
+pub type AgentStatus = crate::mcp::McpStatus;
