@@ -40,6 +40,14 @@ impl Failure {
             code: 1,
         }
     }
+
+    /// A usage failure (exit code 2): flags that do not fit together.
+    pub fn usage(message: impl std::fmt::Display) -> Self {
+        Self {
+            message: message.to_string(),
+            code: 2,
+        }
+    }
 }
 
 fn main() -> ExitCode {
