@@ -304,6 +304,26 @@ async fn jsonrpc_errors_have_the_specs_codes() {
         served.rpc("CancelTask", json!({"id": "nope"}), None).await["error"]["code"],
         -32001
     );
+    // What a web page can send cross-site without a preflight is refused.
+    for content_type in [
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        None,
+    ] {
+        let mut request = reqwest::Client::new().post(format!("{}/", served.url)).body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": send("hi")}).to_string(),
+        );
+        if let Some(t) = content_type {
+            request = request.header("content-type", t);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 415, "{content_type:?}");
+        assert_eq!(
+            response.json::<Value>().await.unwrap()["error"]["message"],
+            "the request must be JSON (Content-Type: application/json)"
+        );
+    }
+    assert_eq!(served.server.running(), 0);
 }
 
 #[tokio::test]

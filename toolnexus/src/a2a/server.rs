@@ -415,6 +415,25 @@ async fn serve_rpc(
         }
         Err(rejection) => return rpc_error(&Value::Null, INVALID_REQUEST, &rejection.body_text()),
     };
+    // JSON only: a web page can send a form or plain text cross-site without asking first,
+    // never `application/json`.
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| {
+            let t = t.trim().to_ascii_lowercase();
+            t == "application/json" || (t.starts_with("application/") && t.ends_with("+json"))
+        });
+    if !json {
+        let mut response = rpc_error(
+            &Value::Null,
+            INVALID_REQUEST,
+            "the request must be JSON (Content-Type: application/json)",
+        );
+        *response.status_mut() = StatusCode::UNSUPPORTED_MEDIA_TYPE;
+        return response;
+    }
     let request: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => return rpc_error(&Value::Null, PARSE_ERROR, &format!("Parse error: {e}")),
