@@ -423,10 +423,9 @@ impl RemoteRun {
             if tokio::time::Instant::now() >= self.deadline {
                 return self.stopped(Interrupted::TimedOut);
             }
-            if let Err(stop) = self
-                .bounded(tokio::time::sleep(self.agent.inner.options.poll_every))
-                .await
-            {
+            // At least 1 ms: a zero interval must not become a hot loop against the agent.
+            let pause = self.agent.inner.options.poll_every.max(Duration::from_millis(1));
+            if let Err(stop) = self.bounded(tokio::time::sleep(pause)).await {
                 return self.stopped(stop);
             }
             if self.cancel.is_cancelled() {
