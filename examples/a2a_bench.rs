@@ -7,6 +7,9 @@
 //! cargo run --release --example a2a_bench -- --url http://127.0.0.1:8766 --tasks 1000 --concurrency 32
 //! ```
 //!
+//! `--blocking` asks `SendMessage` to answer once the task ends (`configuration.blocking`,
+//! which our server honours; a server that answers `submitted` anyway is polled as usual).
+//!
 //! Output: `{"name","tasks","concurrency","poll_ms","p50_ms","p95_ms","throughput_per_s","failed","first_text"}`,
 //! where a task's time runs from sending `SendMessage` to reading `completed`. It exits
 //! non-zero when any task does not complete, or when `--expect` is given and a result
@@ -27,6 +30,7 @@ struct Args {
     poll: Duration,
     prompt: String,
     expect: Option<String>,
+    blocking: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -39,6 +43,7 @@ fn parse_args() -> Result<Args, String> {
         poll: Duration::from_millis(1),
         prompt: "hello agent".into(),
         expect: None,
+        blocking: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -53,6 +58,7 @@ fn parse_args() -> Result<Args, String> {
             "--poll-ms" => args.poll = Duration::from_millis(number(value()?)? as u64),
             "--prompt" => args.prompt = value()?,
             "--expect" => args.expect = Some(value()?),
+            "--blocking" => args.blocking = true,
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -84,8 +90,13 @@ async fn one_task(http: &reqwest::Client, args: &Args, n: usize) -> Result<(Dura
         }
     };
     let message = json!({"message": {"role": "user", "messageId": format!("m{n}"),
-        "parts": [{"kind": "text", "text": args.prompt}]}, "configuration": {"blocking": false}});
-    let id = rpc("SendMessage", message).await?["id"]
+        "parts": [{"kind": "text", "text": args.prompt}]}, "configuration": {"blocking": args.blocking}});
+    let sent = rpc("SendMessage", message).await?;
+    if args.blocking && sent["status"]["state"] == "completed" {
+        let text = sent["artifacts"][0]["parts"][0]["text"].as_str().unwrap_or_default();
+        return Ok((started.elapsed(), text.to_owned()));
+    }
+    let id = sent["id"]
         .as_str()
         .ok_or("SendMessage: no task id")?
         .to_owned();
