@@ -93,13 +93,12 @@ async fn one_task(http: &reqwest::Client, args: &Args, n: usize) -> Result<(Dura
         "parts": [{"kind": "text", "text": args.prompt}]}, "configuration": {"blocking": args.blocking}});
     let sent = rpc("SendMessage", message).await?;
     if args.blocking && sent["status"]["state"] == "completed" {
-        let text = sent["artifacts"][0]["parts"][0]["text"].as_str().unwrap_or_default();
+        let text = sent["artifacts"][0]["parts"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
         return Ok((started.elapsed(), text.to_owned()));
     }
-    let id = sent["id"]
-        .as_str()
-        .ok_or("SendMessage: no task id")?
-        .to_owned();
+    let id = sent["id"].as_str().ok_or("SendMessage: no task id")?.to_owned();
     // Bounded: a task that has not ended after 60 s counts as failed.
     while started.elapsed() < Duration::from_secs(60) {
         tokio::time::sleep(args.poll).await;

@@ -23,7 +23,7 @@ enum Command {
     Call(cmd::call::Call),
     Prompt(cmd::prompt::Prompt),
     Run(cmd::run::Run),
-    Serve(cmd::serve::Serve),
+    Serve(Box<cmd::serve::Serve>),
 }
 
 /// A command's failure: the one line to print, and the exit code.
