@@ -41,6 +41,17 @@ impl Failure {
         }
     }
 
+    /// A client that cannot be built: a missing API key is a runtime failure, a bad
+    /// `--style` / `--model` / `--base-url` a usage error.
+    pub fn client(e: toolnexus::client::ClientError) -> Self {
+        // main prefixes every failure with "toolnexus: " already.
+        let message = e.to_string().trim_start_matches("toolnexus: ").to_owned();
+        match e {
+            toolnexus::client::ClientError::MissingApiKey => Self::new(message),
+            _ => Self::usage(message),
+        }
+    }
+
     /// A usage failure (exit code 2): flags that do not fit together.
     pub fn usage(message: impl std::fmt::Display) -> Self {
         Self {

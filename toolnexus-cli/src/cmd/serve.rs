@@ -10,7 +10,7 @@ use axum::serve::ListenerExt;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 use toolnexus::a2a::{A2aConfig, A2aServer};
-use toolnexus::client::{Client, ClientError};
+use toolnexus::client::Client;
 use toolnexus::mcp::serve::{ServeOptions, router, serve};
 
 use super::ToolkitArgs;
@@ -224,13 +224,7 @@ impl AgentArgs {
         if let Some(system) = &self.system {
             builder = builder.system_prompt(system);
         }
-        builder.build().map_err(|e| {
-            let message = e.to_string().trim_start_matches("toolnexus: ").to_owned();
-            match e {
-                ClientError::MissingApiKey => Failure::new(message),
-                _ => Failure::usage(message),
-            }
-        })
+        builder.build().map_err(Failure::client)
     }
 }
 
