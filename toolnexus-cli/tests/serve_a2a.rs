@@ -11,6 +11,16 @@ use toolnexus::mcp::{LoadOptions, McpConfig, McpStatus, load};
 use toolnexus::{ToolContext, Toolkit};
 use toolnexus_mock::{MockModel, Scenario};
 
+/// Kills the server if the test fails before it stops it.
+struct Reaper(std::process::Child);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn skills_dir() -> String {
     format!("{}/../examples/skills", env!("CARGO_MANIFEST_DIR"))
 }
@@ -18,7 +28,7 @@ fn skills_dir() -> String {
 #[tokio::test]
 async fn serve_a2a_and_mcp_on_one_address_until_sigterm() {
     let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await.unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolnexus"))
+    let child = Command::new(env!("CARGO_BIN_EXE_toolnexus"))
         .args([
             "serve",
             "--mcp",
@@ -41,7 +51,8 @@ async fn serve_a2a_and_mcp_on_one_address_until_sigterm() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut child = Reaper(child);
+    let mut out = BufReader::new(child.0.stdout.take().unwrap());
     let (mut mcp_url, mut base) = (String::new(), String::new());
     out.read_line(&mut mcp_url).unwrap();
     out.read_line(&mut base).unwrap();
@@ -104,13 +115,13 @@ async fn serve_a2a_and_mcp_on_one_address_until_sigterm() {
     let start = Instant::now();
     assert!(
         Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
+            .args(["-TERM", &child.0.id().to_string()])
             .status()
             .unwrap()
             .success()
     );
     loop {
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = child.0.try_wait().unwrap() {
             assert!(status.success(), "{status}");
             break;
         }
