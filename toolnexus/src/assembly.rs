@@ -1,6 +1,6 @@
 //! Toolkit assembly (SPEC §4): [`Toolkit::build`] gathers MCP tools, the `skill` tool, the
-//! built-in tools and the host's own tools into one [`Toolkit`], in the order
-//! **MCP → skill → builtin → extra**, first name wins — except that a host tool shadows a
+//! built-in tools, remote A2A agents' tools and the host's own tools into one [`Toolkit`],
+//! in the order **MCP → skill → builtin → agents → extra**, first name wins — except that a host tool shadows a
 //! built-in of the same name. MCP servers come from a config file or document
 //! (`mcpServers` | `servers` | `mcp`); a server that fails is isolated, and
 //! [`Toolkit::close`] shuts every session down.
@@ -45,7 +45,7 @@ use crate::tool::Tool;
 use crate::toolkit::Toolkit;
 
 /// A configuration document: the MCP servers (`mcpServers` | `servers` | `mcp`) and, at the
-/// top level, an optional `builtins` toggle.
+/// top level, an optional `builtins` toggle and an optional `agents` block (A2A, SPEC §7A).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConfigSource {
     /// A JSON file.
@@ -119,6 +119,9 @@ pub struct ToolkitOptions {
     /// Skill names dropped from the catalog (folded into the filter as `false`).
     #[cfg(feature = "skills")]
     pub disable_skills: Vec<String>,
+    /// Remote A2A agents (SPEC §7A), before the config's `agents` block.
+    #[cfg(feature = "a2a")]
+    pub agents: Vec<crate::a2a::AgentEntry>,
 }
 
 impl ToolkitOptions {
@@ -236,6 +239,21 @@ impl ToolkitOptions {
         self.disable_skills.push(name.into());
         self
     }
+
+    /// Adds the remote A2A agent whose Agent Card is at `card_url` (SPEC §7A): one tool per
+    /// skill, after the built-ins in the assembly order. An agent that cannot be resolved is
+    /// isolated: no tools, and [`Toolkit::agent_status`] keyed by `card_url` says why.
+    #[cfg(feature = "a2a")]
+    pub fn agent(mut self, card_url: impl Into<String>, options: crate::a2a::AgentOptions) -> Self {
+        let card = card_url.into();
+        self.agents.push(crate::a2a::AgentEntry {
+            id: card.clone(),
+            card,
+            options,
+            enabled: true,
+        });
+        self
+    }
 }
 
 impl fmt::Debug for ToolkitOptions {
@@ -264,6 +282,8 @@ impl fmt::Debug for ToolkitOptions {
         d.field("builtins", &self.builtins)
             .field("base_dir", &self.base_dir)
             .field("confine_to_base_dir", &self.confine_to_base_dir);
+        #[cfg(feature = "a2a")]
+        d.field("agents", &self.agents.iter().map(|a| &a.id).collect::<Vec<_>>());
         d.field("disable_tools", &self.disable_tools).finish()
     }
 }
@@ -307,6 +327,17 @@ pub enum BuildError {
     /// The MCP part of the config is unusable.
     #[error(transparent)]
     Mcp(#[from] crate::mcp::McpError),
+    /// The `agents` block is unusable.
+    #[cfg(feature = "a2a")]
+    #[error(transparent)]
+    Agents(#[from] crate::a2a::ConfigError),
+    /// The config names A2A agents but the crate was built without the `a2a` feature.
+    #[cfg(not(feature = "a2a"))]
+    #[error("config {origin}: A2A agents need the `a2a` feature of toolnexus")]
+    AgentsDisabled {
+        /// The file path, or `<value>`.
+        origin: String,
+    },
     /// The config names MCP servers but the crate was built without the `mcp` feature.
     #[error("MCP config {origin}: MCP servers need the `mcp` feature of toolnexus")]
     McpDisabled {
@@ -459,6 +490,7 @@ impl Toolkit {
             );
         }
 
+        ordered.extend(load_agents(&options, config.as_ref(), &mut toolkit).await?);
         ordered.extend(options.extra_tools.iter().cloned());
 
         let disabled: HashSet<&str> = options.disable_tools.iter().map(String::as_str).collect();
@@ -476,6 +508,100 @@ impl Toolkit {
             .collect();
         toolkit.add_tools(unique);
         Ok(toolkit)
+    }
+}
+
+/// The A2A source (SPEC §7A): the agents of `options`, then those of the config's `agents`
+/// block, resolved concurrently. Each is `connected`, `disabled` or `failed` (isolated: no
+/// tools); only an unusable `agents` block is an error.
+#[cfg(feature = "a2a")]
+async fn load_agents(
+    options: &ToolkitOptions,
+    config: Option<&Config>,
+    toolkit: &mut Toolkit,
+) -> Result<Vec<Tool>, BuildError> {
+    use crate::a2a::{Agent, AgentStatus};
+    let mut entries = options.agents.clone();
+    if let Some(block) = config.and_then(|c| c.doc.get("agents").map(|b| (b, &c.origin))) {
+        entries.extend(crate::a2a::config::parse_agents(block.0, block.1)?);
+    }
+    let resolving = entries
+        .iter()
+        .filter(|e| e.enabled)
+        .map(|e| Agent::resolve(e.card.clone(), e.options.clone()));
+    let mut resolved = futures::future::join_all(resolving).await.into_iter();
+    let mut tools = Vec::new();
+    let mut status = Vec::new();
+    for entry in &entries {
+        let state = match entry.enabled.then(|| resolved.next()).flatten() {
+            None => AgentStatus::Disabled,
+            Some(Ok(agent)) => {
+                tools.extend(agent.tools());
+                AgentStatus::Connected
+            }
+            Some(Err(e)) => {
+                tracing::warn!("A2A agent \"{}\" failed: {e}", entry.id);
+                AgentStatus::Failed {
+                    reason: e.to_string(),
+                }
+            }
+        };
+        status.push((entry.id.clone(), state));
+    }
+    toolkit.extend_agent_status(status);
+    Ok(tools)
+}
+
+/// Without the `a2a` feature a config naming agents is refused rather than silently ignored.
+#[cfg(not(feature = "a2a"))]
+async fn load_agents(
+    _options: &ToolkitOptions,
+    config: Option<&Config>,
+    _toolkit: &mut Toolkit,
+) -> Result<Vec<Tool>, BuildError> {
+    match config {
+        Some(c) if c.doc.get("agents").is_some() => Err(BuildError::AgentsDisabled {
+            origin: c.origin.clone(),
+        }),
+        _ => Ok(Vec::new()),
+    }
+}
+
+#[cfg(feature = "a2a")]
+impl Toolkit {
+    /// Resolves the A2A agent whose card is at `card_url` and adds its tools to this built
+    /// toolkit (SPEC §7A `addAgent`); a tool whose name is already taken is not added (first
+    /// wins, as at assembly). Returns the names added. Either way the outcome is recorded in
+    /// [`agent_status`](Self::agent_status) under `card_url`.
+    pub async fn add_agent(
+        &mut self,
+        card_url: impl Into<String>,
+        options: crate::a2a::AgentOptions,
+    ) -> Result<Vec<String>, crate::a2a::ResolveError> {
+        use crate::a2a::{Agent, AgentStatus};
+        let url = card_url.into();
+        match Agent::resolve(url.clone(), options).await {
+            Ok(agent) => {
+                let new: Vec<Tool> = agent
+                    .tools()
+                    .into_iter()
+                    .filter(|t| self.get(t.name()).is_none())
+                    .collect();
+                let names = new.iter().map(|t| t.name().to_owned()).collect();
+                self.add_tools(new);
+                self.extend_agent_status([(url, AgentStatus::Connected)]);
+                Ok(names)
+            }
+            Err(e) => {
+                self.extend_agent_status([(
+                    url,
+                    AgentStatus::Failed {
+                        reason: e.to_string(),
+                    },
+                )]);
+                Err(e)
+            }
+        }
     }
 }
 

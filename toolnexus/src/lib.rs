@@ -27,6 +27,8 @@
 //! ```
 #![warn(missing_docs)]
 
+#[cfg(feature = "a2a")]
+pub mod a2a;
 #[cfg(feature = "acp")]
 pub mod acp;
 pub mod adapter;
@@ -47,7 +49,13 @@ pub mod http;
 pub mod judge;
 pub mod mcp;
 pub mod native;
-#[cfg(any(feature = "client", feature = "mcp", feature = "http", feature = "builtins"))]
+#[cfg(any(
+    feature = "client",
+    feature = "mcp",
+    feature = "http",
+    feature = "builtins",
+    feature = "a2a"
+))]
 mod net;
 pub mod result;
 pub mod schema;

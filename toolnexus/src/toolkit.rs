@@ -46,6 +46,8 @@ pub struct Toolkit {
     skills_prompt: String,
     resources: Vec<Arc<dyn Closeable>>,
     mcp_status: BTreeMap<String, McpStatus>,
+    #[cfg(feature = "a2a")]
+    agent_status: BTreeMap<String, crate::a2a::AgentStatus>,
     #[cfg(feature = "skills")]
     skills: Arc<[crate::skill::SkillInfo]>,
     /// The declarations as JSON text, rendered on first use and reset by any change to the
@@ -156,6 +158,23 @@ impl Toolkit {
     /// Record MCP server statuses (done by the MCP source at assembly).
     pub fn extend_mcp_status(&mut self, status: impl IntoIterator<Item = (String, McpStatus)>) -> &mut Self {
         self.mcp_status.extend(status);
+        self
+    }
+
+    /// `connected | disabled | failed` per configured A2A agent (SPEC §7A), keyed by its
+    /// `agents` key or, for one added by URL, its card URL; empty when there are none.
+    #[cfg(feature = "a2a")]
+    pub fn agent_status(&self) -> &BTreeMap<String, crate::a2a::AgentStatus> {
+        &self.agent_status
+    }
+
+    /// Record A2A agent statuses (done at assembly and by `add_agent`).
+    #[cfg(feature = "a2a")]
+    pub fn extend_agent_status(
+        &mut self,
+        status: impl IntoIterator<Item = (String, crate::a2a::AgentStatus)>,
+    ) -> &mut Self {
+        self.agent_status.extend(status);
         self
     }
 

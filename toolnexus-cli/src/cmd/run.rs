@@ -9,7 +9,7 @@ use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
 use tokio::sync::Mutex;
 use toolnexus::client::hooks::Hooks;
-use toolnexus::client::{Client, ClientError, RunResult, RunStatus};
+use toolnexus::client::{Client, RunResult, RunStatus};
 use toolnexus::suspend::{AnswerReason, answer_declined, answer_output};
 use toolnexus::{Answer, Request, Toolkit};
 
@@ -72,15 +72,7 @@ impl Run {
         if let Some(system) = &self.system {
             builder = builder.system_prompt(system);
         }
-        builder.build().map_err(|e| {
-            // main prefixes every failure with "toolnexus: " already.
-            let message = e.to_string().trim_start_matches("toolnexus: ").to_owned();
-            match e {
-                ClientError::MissingApiKey => Failure::new(message),
-                // A bad --style / --model / --base-url is a usage error.
-                _ => Failure { message, code: 2 },
-            }
-        })
+        builder.build().map_err(Failure::client)
     }
 }
 
