@@ -436,6 +436,7 @@ async fn metric_events_and_prometheus_text_follow_the_run() {
                 error,
                 ..
             } => format!("run {turns} {tool_calls} {total_tokens} {error:?}"),
+            other => format!("unexpected {other:?}"),
         })
         .collect();
     assert_eq!(

@@ -23,7 +23,7 @@ enum Command {
     Call(cmd::call::Call),
     Prompt(cmd::prompt::Prompt),
     Run(cmd::run::Run),
-    Serve(cmd::serve::Serve),
+    Serve(Box<cmd::serve::Serve>),
 }
 
 /// A command's failure: the one line to print, and the exit code.
@@ -38,6 +38,25 @@ impl Failure {
         Self {
             message: message.to_string(),
             code: 1,
+        }
+    }
+
+    /// A client that cannot be built: a missing API key is a runtime failure, a bad
+    /// `--model` / `--base-url` a usage error.
+    pub fn client(e: toolnexus::client::ConfigError) -> Self {
+        // main prefixes every failure with "toolnexus: " already.
+        let message = e.to_string().trim_start_matches("toolnexus: ").to_owned();
+        match e {
+            toolnexus::client::ConfigError::MissingApiKey => Self::new(message),
+            _ => Self::usage(message),
+        }
+    }
+
+    /// A usage failure (exit code 2): flags that do not fit together.
+    pub fn usage(message: impl std::fmt::Display) -> Self {
+        Self {
+            message: message.to_string(),
+            code: 2,
         }
     }
 }

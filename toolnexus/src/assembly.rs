@@ -1,6 +1,6 @@
 //! Toolkit assembly (SPEC §4): [`Toolkit::build`] gathers MCP tools, the `skill` tool, the
-//! built-in tools and the host's own tools into one [`Toolkit`], in the order
-//! **MCP → skill → builtin → extra**, first name wins — except that a host tool shadows a
+//! built-in tools, remote A2A agents' tools and the host's own tools into one [`Toolkit`],
+//! in the order **MCP → skill → builtin → agents → extra**, first name wins — except that a host tool shadows a
 //! built-in of the same name. MCP servers come from a config file or document
 //! (`mcpServers` | `servers` | `mcp`); a server that fails is isolated, and
 //! [`Toolkit::close`] shuts every session down.
@@ -51,7 +51,7 @@ use crate::tool::Tool;
 use crate::toolkit::Toolkit;
 
 /// A configuration document: the MCP servers (`mcpServers` | `servers` | `mcp`) and, at the
-/// top level, an optional `builtins` toggle.
+/// top level, an optional `builtins` toggle and an optional `agents` block (A2A, SPEC §7A).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ConfigSource {
@@ -117,11 +117,21 @@ pub struct ToolkitOptions {
     /// Built-in tools toggle; `None` ⇒ the config's `builtins` key, else all on.
     #[cfg(feature = "builtins")]
     builtins: Option<BuiltinsConfig>,
+    /// The built-ins' base directory; overrides the `builtins` config's `base_dir`.
+    #[cfg(feature = "builtins")]
+    base_dir: Option<PathBuf>,
+    /// Confine the file built-ins to the base directory; overrides the `builtins` config's
+    /// `confine_to_base_dir`.
+    #[cfg(feature = "builtins")]
+    confine_to_base_dir: Option<bool>,
     /// Final tool names dropped from every source.
     disable_tools: Vec<String>,
     /// Skill names dropped from the catalog (folded into the filter as `false`).
     #[cfg(feature = "skills")]
     disable_skills: Vec<String>,
+    /// Remote A2A agents (SPEC §7A), before the config's `agents` block.
+    #[cfg(feature = "a2a")]
+    agents: Vec<crate::a2a::AgentEntry>,
 }
 
 impl ToolkitOptions {
@@ -210,6 +220,41 @@ impl ToolkitOptions {
         self
     }
 
+    /// Sets what a relative path means for the built-in file tools and `bash` (see
+    /// [`BuiltinsConfig::base_dir`]), whichever `builtins` config applies.
+    #[cfg(feature = "builtins")]
+    pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.base_dir = Some(dir.into());
+        self
+    }
+
+    /// Confines every path the built-in file tools touch — and `bash`'s working directory —
+    /// to the base directory, symlinks resolved (see [`BuiltinsConfig::confine_to_base_dir`]).
+    /// Building fails when there is no base directory. A server exposing tools to others
+    /// wants this, with [`base_dir`](Self::base_dir) its working directory:
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::{ToolContext, Toolkit, ToolkitOptions};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let tk = Toolkit::build(
+    ///     ToolkitOptions::default().base_dir(std::env::current_dir().unwrap()).confine_to_base_dir(true),
+    /// )
+    /// .await
+    /// .unwrap();
+    /// let r = tk.execute("read", json!({"path": "/etc/hostname"}), ToolContext::default()).await;
+    /// assert!(r.output.starts_with("read: /etc/hostname resolves outside baseDir "));
+    /// let err = Toolkit::build(ToolkitOptions::default().confine_to_base_dir(true)).await.unwrap_err();
+    /// assert_eq!(err.to_string(), "builtins: confine_to_base_dir is set but base_dir is empty");
+    /// # });
+    /// ```
+    #[cfg(feature = "builtins")]
+    pub fn confine_to_base_dir(mut self, on: bool) -> Self {
+        self.confine_to_base_dir = Some(on);
+        self
+    }
+
     /// Drops a tool by its final name.
     pub fn disable_tool(mut self, name: impl Into<String>) -> Self {
         self.disable_tools.push(name.into());
@@ -220,6 +265,21 @@ impl ToolkitOptions {
     #[cfg(feature = "skills")]
     pub fn disable_skill(mut self, name: impl Into<String>) -> Self {
         self.disable_skills.push(name.into());
+        self
+    }
+
+    /// Adds the remote A2A agent whose Agent Card is at `card_url` (SPEC §7A): one tool per
+    /// skill, after the built-ins in the assembly order. An agent that cannot be resolved is
+    /// isolated: no tools, and [`Toolkit::agent_status`] keyed by `card_url` says why.
+    #[cfg(feature = "a2a")]
+    pub fn agent(mut self, card_url: impl Into<String>, options: crate::a2a::AgentOptions) -> Self {
+        let card = card_url.into();
+        self.agents.push(crate::a2a::AgentEntry {
+            id: card.clone(),
+            card,
+            options,
+            enabled: true,
+        });
         self
     }
 }
@@ -248,7 +308,11 @@ impl fmt::Debug for ToolkitOptions {
             &self.extra_tools.iter().map(Tool::name).collect::<Vec<_>>(),
         );
         #[cfg(feature = "builtins")]
-        d.field("builtins", &self.builtins);
+        d.field("builtins", &self.builtins)
+            .field("base_dir", &self.base_dir)
+            .field("confine_to_base_dir", &self.confine_to_base_dir);
+        #[cfg(feature = "a2a")]
+        d.field("agents", &self.agents.iter().map(|a| &a.id).collect::<Vec<_>>());
         d.field("disable_tools", &self.disable_tools).finish()
     }
 }
@@ -282,9 +346,27 @@ pub enum BuildError {
         /// What is wrong.
         message: String,
     },
+    /// The built-ins' options cannot work together (confinement without a base directory,
+    /// an empty shell).
+    #[error("builtins: {message}")]
+    BuiltinsOptions {
+        /// What is wrong.
+        message: String,
+    },
     /// The MCP part of the config is unusable.
     #[error(transparent)]
     Mcp(#[from] crate::mcp::McpError),
+    /// The `agents` block is unusable.
+    #[cfg(feature = "a2a")]
+    #[error(transparent)]
+    Agents(#[from] crate::a2a::ConfigError),
+    /// The config names A2A agents but the crate was built without the `a2a` feature.
+    #[cfg(not(feature = "a2a"))]
+    #[error("config {origin}: A2A agents need the `a2a` feature of toolnexus")]
+    AgentsDisabled {
+        /// The file path, or `<value>`.
+        origin: String,
+    },
     /// The config names MCP servers but the crate was built without the `mcp` feature.
     #[error("MCP config {origin}: MCP servers need the `mcp` feature of toolnexus")]
     McpDisabled {
@@ -323,7 +405,8 @@ fn read_config(source: &ConfigSource) -> Result<Option<Config>, BuildError> {
                 }
             };
             let origin = path.display().to_string();
-            let doc = serde_json::from_str(&text).map_err(|e| BuildError::ConfigParse {
+            // Strict: a duplicate key (two servers of one name) is an error, not a silent drop.
+            let doc = crate::mcp::config::parse_json(&text).map_err(|e| BuildError::ConfigParse {
                 origin: origin.clone(),
                 message: e.to_string(),
             })?;
@@ -399,7 +482,7 @@ impl Toolkit {
 
         #[cfg(feature = "builtins")]
         {
-            let cfg = match (&options.builtins, &config) {
+            let mut cfg = match (&options.builtins, &config) {
                 (Some(cfg), _) => cfg.clone(),
                 (None, Some(Config { origin, doc })) => match doc.get("builtins") {
                     Some(v) => serde_json::from_value(v.clone()).map_err(|e| BuildError::Builtins {
@@ -410,6 +493,32 @@ impl Toolkit {
                 },
                 (None, None) => BuiltinsConfig::default(),
             };
+            if let Some(dir) = &options.base_dir {
+                cfg.base_dir = Some(dir.clone());
+            }
+            if let Some(on) = options.confine_to_base_dir {
+                cfg.confine_to_base_dir = on;
+            }
+            if cfg.enabled
+                && let Err(message) = cfg.check()
+            {
+                // Named against the config file when that is where the builtins came from.
+                return Err(match (&options, &config) {
+                    (
+                        ToolkitOptions {
+                            builtins: None,
+                            base_dir: None,
+                            confine_to_base_dir: None,
+                            ..
+                        },
+                        Some(c),
+                    ) => BuildError::Builtins {
+                        origin: c.origin.clone(),
+                        message,
+                    },
+                    _ => BuildError::BuiltinsOptions { message },
+                });
+            }
             let shadowed: HashSet<&str> = options.extra_tools.iter().map(Tool::name).collect();
             ordered.extend(
                 builtin::select(&cfg)
@@ -418,6 +527,7 @@ impl Toolkit {
             );
         }
 
+        ordered.extend(load_agents(&options, config.as_ref(), &mut toolkit).await?);
         ordered.extend(options.extra_tools.iter().cloned());
 
         let disabled: HashSet<&str> = options.disable_tools.iter().map(String::as_str).collect();
@@ -455,6 +565,125 @@ impl Toolkit {
     #[cfg(feature = "skills")]
     pub fn skills(&self) -> &[skill::SkillInfo] {
         self.extension::<SkillInventory>().map_or(&[], |s| &s.0)
+    }
+
+    /// `connected | disabled | failed` per configured A2A agent (SPEC §7A), keyed by its
+    /// `agents` key or, for one added by URL, its card URL, in the order they were
+    /// configured or added; empty when there are none.
+    #[cfg(feature = "a2a")]
+    pub fn agent_status(&self) -> &AgentStatuses {
+        static NONE: LazyLock<AgentStatuses> = LazyLock::new(AgentStatuses::default);
+        self.extension::<AgentStatusRecord>().map_or(&NONE, |r| &r.0)
+    }
+
+    /// Record A2A agent statuses after those the toolkit has (assembly and `add_agent`).
+    #[cfg(feature = "a2a")]
+    fn extend_agent_status(&mut self, status: impl IntoIterator<Item = (String, crate::a2a::AgentStatus)>) {
+        let mut all = self.agent_status().clone();
+        all.extend(status);
+        self.insert_extension(AgentStatusRecord(all));
+    }
+}
+
+/// Each A2A agent's status, in the order configured or added.
+#[cfg(feature = "a2a")]
+pub type AgentStatuses = indexmap::IndexMap<String, crate::a2a::AgentStatus>;
+
+/// Where assembly keeps the A2A statuses on the toolkit.
+#[cfg(feature = "a2a")]
+struct AgentStatusRecord(AgentStatuses);
+
+/// The A2A source (SPEC §7A): the agents of `options`, then those of the config's `agents`
+/// block, resolved concurrently. Each is `connected`, `disabled` or `failed` (isolated: no
+/// tools); only an unusable `agents` block is an error.
+#[cfg(feature = "a2a")]
+async fn load_agents(
+    options: &ToolkitOptions,
+    config: Option<&Config>,
+    toolkit: &mut Toolkit,
+) -> Result<Vec<Tool>, BuildError> {
+    use crate::a2a::{Agent, AgentStatus};
+    let mut entries = options.agents.clone();
+    if let Some(block) = config.and_then(|c| c.doc.get("agents").map(|b| (b, &c.origin))) {
+        entries.extend(crate::a2a::config::parse_agents(block.0, block.1)?);
+    }
+    let resolving = entries
+        .iter()
+        .filter(|e| e.enabled)
+        .map(|e| Agent::resolve(e.card.clone(), e.options.clone()));
+    let mut resolved = futures::future::join_all(resolving).await.into_iter();
+    let mut tools = Vec::new();
+    let mut status = Vec::new();
+    for entry in &entries {
+        let state = match entry.enabled.then(|| resolved.next()).flatten() {
+            None => AgentStatus::Disabled,
+            Some(Ok(agent)) => {
+                tools.extend(agent.tools());
+                AgentStatus::Connected
+            }
+            Some(Err(e)) => {
+                tracing::warn!("A2A agent \"{}\" failed: {e}", entry.id);
+                AgentStatus::Failed {
+                    reason: e.to_string(),
+                }
+            }
+        };
+        status.push((entry.id.clone(), state));
+    }
+    toolkit.extend_agent_status(status);
+    Ok(tools)
+}
+
+/// Without the `a2a` feature a config naming agents is refused rather than silently ignored.
+#[cfg(not(feature = "a2a"))]
+async fn load_agents(
+    _options: &ToolkitOptions,
+    config: Option<&Config>,
+    _toolkit: &mut Toolkit,
+) -> Result<Vec<Tool>, BuildError> {
+    match config {
+        Some(c) if c.doc.get("agents").is_some() => Err(BuildError::AgentsDisabled {
+            origin: c.origin.clone(),
+        }),
+        _ => Ok(Vec::new()),
+    }
+}
+
+#[cfg(feature = "a2a")]
+impl Toolkit {
+    /// Resolves the A2A agent whose card is at `card_url` and adds its tools to this built
+    /// toolkit (SPEC §7A `addAgent`); a tool whose name is already taken is not added (first
+    /// wins, as at assembly). Returns the names added. Either way the outcome is recorded in
+    /// [`agent_status`](Self::agent_status) under `card_url`.
+    pub async fn add_agent(
+        &mut self,
+        card_url: impl Into<String>,
+        options: crate::a2a::AgentOptions,
+    ) -> Result<Vec<String>, crate::a2a::ResolveError> {
+        use crate::a2a::{Agent, AgentStatus};
+        let url = card_url.into();
+        match Agent::resolve(url.clone(), options).await {
+            Ok(agent) => {
+                let new: Vec<Tool> = agent
+                    .tools()
+                    .into_iter()
+                    .filter(|t| self.get(t.name()).is_none())
+                    .collect();
+                let names = new.iter().map(|t| t.name().to_owned()).collect();
+                self.add_tools(new);
+                self.extend_agent_status([(url, AgentStatus::Connected)]);
+                Ok(names)
+            }
+            Err(e) => {
+                self.extend_agent_status([(
+                    url,
+                    AgentStatus::Failed {
+                        reason: e.to_string(),
+                    },
+                )]);
+                Err(e)
+            }
+        }
     }
 }
 

@@ -17,6 +17,7 @@
 //! );
 //! ```
 
+use std::io::Read as _;
 use std::path::Path;
 
 use base64::Engine as _;
@@ -221,13 +222,29 @@ impl ContentPart {
             path: path.display().to_string(),
             source,
         };
-        if let Some(limit) = max_bytes {
-            let size = std::fs::metadata(path).map_err(io_err)?.len() as usize;
-            if size > limit {
-                return Err(ContentError::TooLarge { size, limit });
+        let bytes = match max_bytes {
+            Some(limit) => {
+                let mut file = std::fs::File::open(path).map_err(io_err)?;
+                let size = file.metadata().map_err(io_err)?.len() as usize;
+                if size > limit {
+                    return Err(ContentError::TooLarge { size, limit });
+                }
+                // Bounded by what is read, not by the size reported: `/proc` files report 0.
+                let mut bytes = Vec::with_capacity(size);
+                (&mut file)
+                    .take(limit as u64 + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(io_err)?;
+                if bytes.len() > limit {
+                    return Err(ContentError::TooLarge {
+                        size: bytes.len(),
+                        limit,
+                    });
+                }
+                bytes
             }
-        }
-        let bytes = std::fs::read(path).map_err(io_err)?;
+            None => std::fs::read(path).map_err(io_err)?,
+        };
         let mut part = Self::from_bytes(kind, bytes, mime);
         if let Some(media) = part.media_mut() {
             media.name = path.file_name().map(|n| n.to_string_lossy().into_owned());

@@ -53,3 +53,79 @@ impl ToolContext {
         self
     }
 }
+
+/// The longest timeout a configuration or a model may ask for: one day. More is almost
+/// surely a unit mistake (seconds written as milliseconds), and far more than that cannot
+/// be a `Duration` at all.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The unit a timeout is written in as a JSON number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TimeoutUnit {
+    /// `mcp.json`'s `timeout`, `bash`'s `timeout`.
+    Millis,
+    /// `webfetch`'s `timeout`.
+    #[cfg_attr(not(feature = "builtins"), allow(dead_code))]
+    Secs,
+}
+
+/// A timeout written as a JSON number of `unit`s: positive (at least a nanosecond) and at most
+/// [`MAX_TIMEOUT`], or
+/// the end of a sentence saying what is wrong (`must be a positive number of milliseconds
+/// (at most 86400000), got -1`) for the caller to start with the field's name.
+pub(crate) fn timeout_from_json(value: &serde_json::Value, unit: TimeoutUnit) -> Result<Duration, String> {
+    let (per_second, name) = match unit {
+        TimeoutUnit::Millis => (1000.0, "milliseconds"),
+        TimeoutUnit::Secs => (1.0, "seconds"),
+    };
+    let max = MAX_TIMEOUT.as_secs_f64() * per_second;
+    // A positive number below a nanosecond would still be a zero Duration: no time at all.
+    match value
+        .as_f64()
+        .map(|n| (n, Duration::from_secs_f64(n.clamp(0.0, max) / per_second)))
+    {
+        Some((n, d)) if n > 0.0 && n <= max && !d.is_zero() => Ok(d),
+        _ => Err(format!(
+            "must be a positive number of {name} (at most {max}), got {value}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn timeouts_are_checked_never_a_panic() {
+        let ms = |v| timeout_from_json(&v, TimeoutUnit::Millis);
+        assert_eq!(ms(json!(1500)), Ok(Duration::from_millis(1500)));
+        assert_eq!(ms(json!(0.5)), Ok(Duration::from_micros(500)));
+        assert_eq!(ms(json!(86_400_000)), Ok(MAX_TIMEOUT));
+        for (bad, shown) in [
+            (json!(1e308), "1e+308"),
+            (json!(-1), "-1"),
+            (json!(0), "0"),
+            (json!(86_400_001), "86400001"),
+            (json!(6.783664876934507e-199), "6.783664876934507e-199"),
+            (json!("5s"), "\"5s\""),
+            (json!(null), "null"),
+            (json!(true), "true"),
+        ] {
+            assert_eq!(
+                ms(bad),
+                Err(format!(
+                    "must be a positive number of milliseconds (at most 86400000), got {shown}"
+                ))
+            );
+        }
+        assert_eq!(
+            timeout_from_json(&json!(f64::MAX), TimeoutUnit::Secs),
+            Err("must be a positive number of seconds (at most 86400), got 1.7976931348623157e+308".into())
+        );
+        assert_eq!(
+            timeout_from_json(&json!(2), TimeoutUnit::Secs),
+            Ok(Duration::from_secs(2))
+        );
+    }
+}

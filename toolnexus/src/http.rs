@@ -534,7 +534,7 @@ fn openapi_tools(doc: &Value, origin: &str, options: &OpenApiOptions) -> Result<
                 }
                 let mut schema = param
                     .get("schema")
-                    .map(|s| inline_refs(doc, s, 0))
+                    .map(|s| inline_refs(doc, s))
                     .unwrap_or(json!({}));
                 if let (Some(d), Some(obj)) = (param.get("description"), schema.as_object_mut()) {
                     obj.entry("description").or_insert(d.clone());
@@ -556,8 +556,8 @@ fn openapi_tools(doc: &Value, origin: &str, options: &OpenApiOptions) -> Result<
                     pick("application/json"),
                     pick("application/x-www-form-urlencoded"),
                 ) {
-                    (Some(s), _) => (BodyMode::Json, Some(inline_refs(doc, s, 0))),
-                    (None, Some(s)) => (BodyMode::Form, Some(inline_refs(doc, s, 0))),
+                    (Some(s), _) => (BodyMode::Json, Some(inline_refs(doc, s))),
+                    (None, Some(s)) => (BodyMode::Form, Some(inline_refs(doc, s))),
                     (None, None) => (BodyMode::Raw, None),
                 };
                 body = mode;
@@ -634,19 +634,38 @@ fn resolve<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
     v
 }
 
-/// A copy of schema `v` with local `$ref`s inlined (bounded depth, so cycles terminate).
-fn inline_refs(doc: &Value, v: &Value, depth: usize) -> Value {
-    if depth > 16 {
+/// The most nodes one inlined schema may hold. Depth alone does not bound it: a schema
+/// using a `$ref` four times at each of sixteen levels would be four billion copies.
+const MAX_INLINED_NODES: usize = 10_000;
+
+/// A copy of schema `v` with local `$ref`s inlined, bounded in depth (so cycles end) and in
+/// size (past [`MAX_INLINED_NODES`] a subschema becomes `{}`).
+fn inline_refs(doc: &Value, v: &Value) -> Value {
+    let mut budget = MAX_INLINED_NODES;
+    let schema = inline(doc, v, 0, &mut budget);
+    if budget == 0 {
+        tracing::warn!(
+            "an OpenAPI schema inlines to over {MAX_INLINED_NODES} nodes; the rest is left as {{}}"
+        );
+    }
+    schema
+}
+
+fn inline(doc: &Value, v: &Value, depth: usize, budget: &mut usize) -> Value {
+    if depth > 16 || *budget == 0 {
         return json!({});
     }
+    *budget -= 1;
     match resolve(doc, v) {
         Value::Object(map) => Value::Object(
             map.iter()
                 .filter(|(k, _)| *k != "$ref")
-                .map(|(k, v)| (k.clone(), inline_refs(doc, v, depth + 1)))
+                .map(|(k, v)| (k.clone(), inline(doc, v, depth + 1, budget)))
                 .collect(),
         ),
-        Value::Array(items) => Value::Array(items.iter().map(|v| inline_refs(doc, v, depth + 1)).collect()),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| inline(doc, v, depth + 1, budget)).collect())
+        }
         other => other.clone(),
     }
 }

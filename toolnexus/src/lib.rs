@@ -43,19 +43,35 @@ macro_rules! debug_as_display {
 }
 pub(crate) use debug_as_display;
 
+#[cfg(feature = "a2a")]
+pub mod a2a;
+#[cfg(feature = "acp")]
+pub mod acp;
 pub mod adapter;
 pub mod assembly;
 #[cfg(feature = "builtins")]
 pub mod builtin;
+#[cfg(any(feature = "mcp", feature = "acp"))]
+mod child;
+#[cfg(feature = "client")]
+pub mod classifier;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod content;
 pub mod context;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "client")]
+pub mod judge;
 pub mod mcp;
 pub mod native;
-#[cfg(any(feature = "client", feature = "mcp", feature = "http", feature = "builtins"))]
+#[cfg(any(
+    feature = "client",
+    feature = "mcp",
+    feature = "http",
+    feature = "builtins",
+    feature = "a2a"
+))]
 mod net;
 pub mod result;
 pub mod schema;

@@ -17,7 +17,7 @@ use rustls_platform_verifier::Verifier;
 
 /// An error and its causes, `: `-joined. reqwest's own message hides the cause ("error
 /// sending request"); whoever reads it — a model, a newcomer — needs "connection refused".
-#[cfg(any(feature = "client", feature = "http", feature = "builtins"))]
+#[cfg(any(feature = "client", feature = "http", feature = "builtins", feature = "a2a"))]
 pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut msg = e.to_string();
     let mut source = e.source();

@@ -514,7 +514,7 @@ fn candidate_from_file(path: &Path) -> Candidate {
 /// symlinked directories and files (each file once, under its shortest path).
 fn walk(root: &Path, keep: impl Fn(&str) -> bool + Sync) -> Vec<Found> {
     let name_kept = |rel: &str| keep(rel.rsplit('/').next().unwrap_or(rel));
-    crate::walk::files(root, Links::Follow, 1, name_kept, &|| false)
+    crate::walk::files(root, Links::Follow, 1, usize::MAX, name_kept, &|| false).files
 }
 
 /// Parsed frontmatter: scalar values as trimmed source text, and the body.
@@ -760,6 +760,10 @@ fn parse_yaml_block(block: &str) -> Result<Option<Vec<(String, Option<String>)>>
     }
     let mut options = serde_saphyr::Options::default();
     options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
+    // A frontmatter is a handful of keys. The parser's defaults (a million events) let an
+    // alias bomb in a skill from an untrusted tree cost seconds; these refuse it at once.
+    options.budget = serde_saphyr::budget! { max_events: 20_000, max_nodes: 10_000, max_aliases: 1_000 };
+    options.alias_limits = serde_saphyr::alias_limits! { max_total_replayed_events: 10_000 };
     let doc: Document = serde_saphyr::from_str_with_options(block, options)
         .map_err(|e| e.to_string().replace('\n', " ").trim().to_owned())?;
     Ok(doc.0.map(|entries| {

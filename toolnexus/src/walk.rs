@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use ignore::{DirEntry, WalkBuilder, WalkState};
 
@@ -34,17 +34,27 @@ pub(crate) enum Links {
     Follow,
 }
 
-/// Every file under the directory `root` whose relative path passes `keep`, unsorted. With
-/// `threads > 1` the walk runs on that many threads; `stop` returning `true` ends it early
-/// (what was found so far is returned). Unreadable entries are skipped, as a plain directory
-/// listing would.
+/// What a walk found.
+pub(crate) struct Walked {
+    /// The kept files, unsorted.
+    pub files: Vec<Found>,
+    /// `true` when the walk stopped at its file bound: `files` is then an arbitrary part.
+    #[cfg_attr(not(feature = "builtins"), allow(dead_code))]
+    pub stopped: bool,
+}
+
+/// Every file under the directory `root` whose relative path passes `keep`, looking at no
+/// more than `max_files` files. With `threads > 1` the walk runs on that many threads; `stop`
+/// returning `true` ends it early (what was found so far is returned). Unreadable entries are
+/// skipped, as a plain directory listing would.
 pub(crate) fn files(
     root: &Path,
     links: Links,
     threads: usize,
+    max_files: usize,
     keep: impl Fn(&str) -> bool + Sync,
     stop: &(dyn Fn() -> bool + Sync),
-) -> Vec<Found> {
+) -> Walked {
     let mut builder = WalkBuilder::new(root);
     builder
         .standard_filters(false)
@@ -57,11 +67,17 @@ pub(crate) fn files(
         });
     // Only a walk that went through a link can find a file twice.
     let linked = AtomicBool::new(false);
+    let (seen, stopped) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let over_bound = || stop() || stopped.load(Ordering::Relaxed);
     let found = |entry: DirEntry| -> Option<Found> {
         if entry.path_is_symlink() {
             linked.store(true, Ordering::Relaxed);
         }
         if !entry.file_type().is_some_and(|t| t.is_file()) {
+            return None;
+        }
+        if seen.fetch_add(1, Ordering::Relaxed) >= max_files {
+            stopped.store(true, Ordering::Relaxed);
             return None;
         }
         let rel = slash_path(entry.path().strip_prefix(root).ok()?);
@@ -73,7 +89,7 @@ pub(crate) fn files(
     let mut out = Vec::new();
     if threads <= 1 {
         for entry in builder.build() {
-            if stop() {
+            if over_bound() {
                 break;
             }
             out.extend(entry.ok().and_then(found));
@@ -82,8 +98,9 @@ pub(crate) fn files(
         let (tx, rx) = std::sync::mpsc::channel();
         builder.build_parallel().run(|| {
             let (tx, found) = (tx.clone(), &found);
+            let over_bound = &over_bound;
             Box::new(move |entry| {
-                if stop() {
+                if over_bound() {
                     return WalkState::Quit;
                 }
                 if let Some(f) = entry.ok().and_then(found) {
@@ -98,7 +115,10 @@ pub(crate) fn files(
     if links == Links::Follow && linked.into_inner() {
         out = once_per_file(out);
     }
-    out
+    Walked {
+        files: out,
+        stopped: stopped.into_inner(),
+    }
 }
 
 /// Each file once, under its shortest path: a file is the same when its directory resolves
@@ -134,7 +154,8 @@ mod tests {
     use super::*;
 
     fn rels(root: &Path, links: Links, threads: usize) -> Vec<String> {
-        let mut found: Vec<String> = files(root, links, threads, |_| true, &|| false)
+        let mut found: Vec<String> = files(root, links, threads, usize::MAX, |_| true, &|| false)
+            .files
             .into_iter()
             .map(|f| f.rel)
             .collect();
@@ -174,7 +195,9 @@ mod tests {
                 [".hidden/h", "a/x.txt", "b/y.txt", "x_link"]
             );
         }
-        let stopped = files(root, Links::Skip, 1, |_| true, &|| true);
-        assert!(stopped.is_empty());
+        let stopped = files(root, Links::Skip, 1, usize::MAX, |_| true, &|| true);
+        assert!(stopped.files.is_empty());
+        let bounded = files(root, Links::Skip, 1, 2, |_| true, &|| false);
+        assert_eq!((bounded.files.len(), bounded.stopped), (2, true));
     }
 }

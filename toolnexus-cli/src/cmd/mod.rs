@@ -7,9 +7,15 @@ pub mod run;
 pub mod serve;
 pub mod tools;
 
+/// A `--style` flag's value: a usage error when it names no style.
+pub fn parse_style(text: &str) -> Result<Style, Failure> {
+    text.parse().map_err(|e: UnknownStyle| Failure::usage(e))
+}
+
 use std::path::PathBuf;
 
 use clap::Args;
+use toolnexus::client::{Style, UnknownStyle};
 use toolnexus::{Toolkit, ToolkitOptions};
 
 use crate::Failure;

@@ -9,11 +9,11 @@ use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
 use tokio::sync::Mutex;
 use toolnexus::client::hooks::Hooks;
-use toolnexus::client::{Client, ConfigError, RunResult, RunStatus, Style, UnknownStyle};
+use toolnexus::client::{Client, RunResult, RunStatus};
 use toolnexus::suspend::AnswerReason;
 use toolnexus::{Answer, Request, Toolkit};
 
-use super::ToolkitArgs;
+use super::{ToolkitArgs, parse_style};
 use crate::Failure;
 
 /// Run an agent: the toolkit plus a model behind an OpenAI- or Anthropic-style endpoint.
@@ -62,13 +62,9 @@ impl Run {
             eprintln!("→ {} {}", call.name, call.args);
             None
         });
-        let style: Style = self.style.parse().map_err(|e: UnknownStyle| Failure {
-            message: e.to_string(),
-            code: 2,
-        })?;
         let mut builder = Client::builder()
             .base_url(&self.base_url)
-            .style(style)
+            .style(parse_style(&self.style)?)
             .model(&self.model)
             .max_turns(self.max_turns)
             .hooks(hooks)
@@ -76,15 +72,7 @@ impl Run {
         if let Some(system) = &self.system {
             builder = builder.system_prompt(system);
         }
-        builder.build().map_err(|e| {
-            // main prefixes every failure with "toolnexus: " already.
-            let message = e.to_string().trim_start_matches("toolnexus: ").to_owned();
-            match e {
-                ConfigError::MissingApiKey => Failure::new(message),
-                // A bad --style / --model / --base-url is a usage error.
-                _ => Failure { message, code: 2 },
-            }
-        })
+        builder.build().map_err(Failure::client)
     }
 }
 

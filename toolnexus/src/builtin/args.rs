@@ -1,7 +1,11 @@
 //! Argument checking shared by the built-ins. A model that sends the wrong shape gets an
 //! error naming the field and the expected type, so it can correct the next call.
 
+use std::time::Duration;
+
 use serde_json::{Map, Value};
+
+use crate::context::{TimeoutUnit, timeout_from_json};
 
 /// A tool's arguments object; every accessor's error is the full `"<tool>: …"` message.
 pub(super) struct Args<'a> {
@@ -79,6 +83,13 @@ impl<'a> Args<'a> {
             Some(Value::Number(n)) => Ok(n.as_f64()),
             Some(other) => Err(self.wrong_type(key, "a number", other)),
         }
+    }
+
+    /// An optional timeout in `unit`s: positive and at most a day, never a panic on `1e308`.
+    pub(super) fn opt_timeout(&self, key: &str, unit: TimeoutUnit) -> Result<Option<Duration>, String> {
+        self.get(key)
+            .map(|v| timeout_from_json(v, unit).map_err(|why| format!("{}: {key} {why}", self.tool)))
+            .transpose()
     }
 
     /// An optional count (`limit`, `offset`): a number, truncated like the other ports'

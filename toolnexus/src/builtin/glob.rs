@@ -1,55 +1,68 @@
 //! `glob`: list the files matching a glob under a directory, as sorted relative paths,
 //! capped at `limit` (default 100).
 
-use std::path::PathBuf;
+use std::sync::Arc;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde_json::Value;
 
 use super::args::Args;
-use super::walk::{self, FileGlob, StopFlag};
-use super::{blocking, builtin};
+use super::walk::{self, FileGlob, MAX_FILES, StopFlag};
+use super::workspace::Workspace;
+use super::{blocking, builtin, input_schema};
 use crate::result::ToolResult;
 use crate::tool::Tool;
 
 /// Paths returned when the call gives no `limit`.
 const DEFAULT_LIMIT: usize = 100;
 
-pub(super) fn tool() -> Tool {
+/// `glob`'s arguments.
+#[derive(JsonSchema)]
+struct GlobArgs {
+    /// Glob pattern to match
+    pattern: String,
+    /// Directory to search (default: process cwd)
+    path: Option<String>,
+    /// Maximum number of results (default 100)
+    #[schemars(with = "Option<f64>")]
+    limit: Option<usize>,
+}
+
+impl GlobArgs {
+    fn parse(args: &Value) -> Result<Self, String> {
+        let a = Args::new("glob", args)?;
+        Ok(Self {
+            pattern: a.str("pattern")?.to_owned(),
+            path: a.opt_str("path")?.map(str::to_owned),
+            limit: a.opt_count("limit")?,
+        })
+    }
+}
+
+pub(super) fn tool(ws: Arc<Workspace>) -> Tool {
     builtin(
         "glob",
         "List files matching a glob under a directory. Output is newline-joined relative paths.",
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Glob pattern to match"},
-                "path": {"type": "string", "description": "Directory to search (default: process cwd)"},
-                "limit": {"type": "number", "description": "Maximum number of results (default 100)"},
-            },
-            "required": ["pattern"],
-            "additionalProperties": false,
-        }),
-        |args, _| run(args),
+        input_schema::<GlobArgs>(),
+        move |args, _| run(ws.clone(), args),
     )
 }
 
-async fn run(args: Value) -> Result<ToolResult, String> {
-    let a = Args::new("glob", &args)?;
-    let pattern = a.str("pattern")?;
-    let root = a.opt_str("path")?.unwrap_or(".").to_owned();
-    let limit = a.opt_count("limit")?.unwrap_or(DEFAULT_LIMIT);
-    let glob = FileGlob::new(pattern).map_err(|e| format!("glob: invalid glob pattern: {e}"))?;
+async fn run(ws: Arc<Workspace>, args: Value) -> Result<ToolResult, String> {
+    let args = GlobArgs::parse(&args)?;
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    let glob = FileGlob::new(&args.pattern).map_err(|e| format!("glob: invalid glob pattern: {e}"))?;
     let stop = StopFlag::default();
     let _stop_on_drop = stop.on_drop();
     blocking("glob", move || {
-        let files = walk::files(
-            "glob",
-            &PathBuf::from(&root),
-            &root,
-            |rel| glob.is_match(rel),
-            &stop,
-        )?;
-        let shown: Vec<&str> = files.iter().take(limit).map(|f| f.rel.as_str()).collect();
-        Ok(ToolResult::success(shown.join("\n")).with_meta("count", shown.len()))
+        let (root, shown) = match &args.path {
+            Some(p) => (ws.resolve("glob", p)?, p.clone()),
+            None => ws.dir("glob")?,
+        };
+        let walk = walk::files("glob", &root, &shown, |rel| glob.is_match(rel), &stop, MAX_FILES)?;
+        let listed: Vec<&str> = walk.files.iter().take(limit).map(|f| f.rel.as_str()).collect();
+        let stopped = walk.stopped.then(|| format!("looking at {MAX_FILES} files"));
+        Ok(walk::listing("glob", &listed, stopped, "the path or the pattern"))
     })
     .await
 }

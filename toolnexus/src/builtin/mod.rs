@@ -5,8 +5,32 @@
 //!
 //! Every failure is a [`ToolResult`] with `is_error: true` and a message a model can act
 //! on; malformed arguments (a missing required field, a wrong type) are such a failure too,
-//! never silently treated as empty. Relative paths resolve against the process working
-//! directory.
+//! never silently treated as empty. Every call is bounded: reads by the bytes actually read
+//! (only regular files are opened), `grep`/`glob` walks by files, bytes and matches, `bash`
+//! by its timeout and an output cap that keeps the head and the tail.
+//!
+//! Relative paths resolve against [`BuiltinsConfig::base_dir`], or the process working
+//! directory when there is none. With [`BuiltinsConfig::confine_to_base_dir`] every path a
+//! file tool touches — `read`, `write`, `edit`, `grep`, `glob`, each file of `apply_patch`,
+//! `bash`'s working directory — must resolve, symlinks and `..` included, inside the base:
+//!
+//! ```
+//! use serde_json::json;
+//! use toolnexus::builtin::{self, BuiltinsConfig};
+//! use toolnexus::{ToolContext, Toolkit};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let base = tempfile::tempdir().unwrap();
+//! let config = BuiltinsConfig::default().with_base_dir(base.path()).confined(true);
+//! let tk = Toolkit::new(builtin::select(&config));
+//! let r = tk.execute("write", json!({"path": "notes/a.txt", "content": "hi"}), ToolContext::default()).await;
+//! assert_eq!(r.output, "Wrote 2 bytes to notes/a.txt");
+//! assert!(base.path().join("notes/a.txt").is_file());
+//! let r = tk.execute("write", json!({"path": "../escape.txt", "content": "x"}), ToolContext::default()).await;
+//! assert!(r.is_error);
+//! assert_eq!(r.output, format!("write: ../escape.txt resolves outside baseDir {}", base.path().display()));
+//! # });
+//! ```
 //!
 //! ```
 //! use serde_json::json;
@@ -38,11 +62,14 @@ mod read;
 mod todowrite;
 mod walk;
 mod webfetch;
+mod workspace;
 mod write;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -51,21 +78,49 @@ use serde_json::Value;
 use crate::context::ToolContext;
 use crate::result::ToolResult;
 use crate::tool::{BUILTIN_NAMES, Tool, ToolSource};
+use workspace::Workspace;
 
-/// All ten built-in tools, in [`BUILTIN_NAMES`] order, each with source [`ToolSource::Builtin`].
+/// All ten built-in tools, in [`BUILTIN_NAMES`] order, each with source [`ToolSource::Builtin`],
+/// unconfined (relative paths mean the process working directory).
 pub fn all() -> Vec<Tool> {
+    build(&BuiltinsConfig::default())
+}
+
+/// The ten tools, set up as `config` says (base directory, confinement, shell).
+fn build(config: &BuiltinsConfig) -> Vec<Tool> {
+    let ws = Arc::new(Workspace::new(
+        config.base_dir.as_deref(),
+        config.confine_to_base_dir,
+    ));
     vec![
-        bash::tool(),
-        read::tool(),
-        write::tool(),
-        edit::tool(),
-        grep::tool(),
-        glob::tool(),
+        bash::tool(ws.clone(), bash::Shell::from_config(config.shell.as_deref())),
+        read::tool(ws.clone()),
+        write::tool(ws.clone()),
+        edit::tool(ws.clone()),
+        grep::tool(ws.clone()),
+        glob::tool(ws.clone()),
         webfetch::tool(),
         question::tool(),
-        apply_patch::tool(),
+        apply_patch::tool(ws),
         todowrite::tool(),
     ]
+}
+
+/// The interpreter `bash` runs commands with under `config` (what its results' `shell`
+/// metadata says): [`BuiltinsConfig::shell`] verbatim when set, else `bash -c` with bash
+/// found on `PATH` (or in `/bin`, `/usr/bin`), else `/bin/sh -c` — the tool's description then
+/// says it is POSIX sh. `Err` names what was tried when there is no shell at all.
+///
+/// ```
+/// use toolnexus::builtin::{self, BuiltinsConfig};
+///
+/// let zsh = BuiltinsConfig::default().with_shell(["/bin/zsh", "-c"]);
+/// assert_eq!(builtin::shell(&zsh).unwrap(), ["/bin/zsh", "-c"]);
+/// let detected = builtin::shell(&BuiltinsConfig::default()).unwrap();
+/// assert_eq!(detected[1], "-c");
+/// ```
+pub fn shell(config: &BuiltinsConfig) -> Result<Vec<String>, String> {
+    bash::Shell::from_config(config.shell.as_deref()).argv()
 }
 
 /// The built-in tools a [`BuiltinsConfig`] leaves on (SPEC §4 "Assembly order & builtin
@@ -89,19 +144,20 @@ pub fn select(config: &BuiltinsConfig) -> Vec<Tool> {
             tracing::warn!(tool = %name, "builtins.tools names an unknown built-in tool; ignored");
         }
     }
-    all()
+    build(config)
         .into_iter()
         .filter(|t| config.tools.get(t.name()) != Some(&false))
         .collect()
 }
 
-/// Which built-in tools are on (SPEC §4, §4A).
+/// Which built-in tools are on (SPEC §4, §4A), and the host boundary they work within.
 ///
 /// Deserializes from every JSON form the other ports accept for a `builtins` key:
 /// `true`/`false`, `null` (the default: all on), or an object
-/// `{"disabled"?: bool, "enabled"?: bool, "tools"?: {name: bool}}`. Precedence is MCP's:
-/// `disabled: true` wins, else `enabled: false` turns the source off, else it is on. Other
-/// keys of the object are ignored.
+/// `{"disabled"?: bool, "enabled"?: bool, "tools"?: {name: bool}, "base_dir"?: string,
+/// "confine_to_base_dir"?: bool, "shell"?: [string]}` (`baseDir` and `confineToBaseDir`
+/// are accepted too). Precedence is MCP's: `disabled: true` wins, else `enabled: false`
+/// turns the source off, else it is on. Other keys of the object are ignored.
 ///
 /// ```
 /// use toolnexus::builtin::BuiltinsConfig;
@@ -115,6 +171,10 @@ pub fn select(config: &BuiltinsConfig) -> Vec<Tool> {
 ///     BuiltinsConfig::default().with_tool("write", false)
 /// );
 /// assert!(serde_json::from_str::<BuiltinsConfig>(r#"{"tools": {"bash": "no"}}"#).is_err());
+/// assert_eq!(
+///     parse(r#"{"baseDir": "/srv/work", "confineToBaseDir": true}"#),
+///     BuiltinsConfig::default().with_base_dir("/srv/work").confined(true)
+/// );
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct BuiltinsConfig {
@@ -122,14 +182,31 @@ pub struct BuiltinsConfig {
     pub enabled: bool,
     /// Per-tool overrides on the all-on baseline: `false` drops the tool, `true` keeps it.
     pub tools: BTreeMap<String, bool>,
+    /// What a relative path means for every tool that touches the filesystem — the paths
+    /// inside `apply_patch`'s text too — and `bash`'s default working directory. `None`: the
+    /// process working directory. A relative base is taken against the working directory
+    /// when the tools are built.
+    pub base_dir: Option<PathBuf>,
+    /// Refuse every path whose real location (symlinks and `..` resolved, also for a file
+    /// about to be created) lies outside [`base_dir`](Self::base_dir), with
+    /// `<tool>: <path> resolves outside baseDir <base>`. Without a base every file call fails.
+    /// This confines paths, not processes: a command `bash` runs can still reach anything
+    /// the process can (turn `bash` off for that).
+    pub confine_to_base_dir: bool,
+    /// The argv prefix `bash` runs a command with, used verbatim (`["/bin/zsh", "-c"]`).
+    /// `None`: see [`shell`].
+    pub shell: Option<Vec<String>>,
 }
 
 impl Default for BuiltinsConfig {
-    /// All ten tools on.
+    /// All ten tools on, unconfined, the shell detected.
     fn default() -> Self {
         Self {
             enabled: true,
             tools: BTreeMap::new(),
+            base_dir: None,
+            confine_to_base_dir: false,
+            shell: None,
         }
     }
 }
@@ -139,7 +216,7 @@ impl BuiltinsConfig {
     pub fn off() -> Self {
         Self {
             enabled: false,
-            tools: BTreeMap::new(),
+            ..Self::default()
         }
     }
 
@@ -147,6 +224,40 @@ impl BuiltinsConfig {
     pub fn with_tool(mut self, name: impl Into<String>, on: bool) -> Self {
         self.tools.insert(name.into(), on);
         self
+    }
+
+    /// Set the base directory relative paths mean.
+    pub fn with_base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.base_dir = Some(dir.into());
+        self
+    }
+
+    /// Turn confinement to the base directory on or off.
+    pub fn confined(mut self, on: bool) -> Self {
+        self.confine_to_base_dir = on;
+        self
+    }
+
+    /// Set the shell argv prefix `bash` uses.
+    pub fn with_shell(mut self, argv: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.shell = Some(argv.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Why this configuration cannot work, if it cannot: confinement without a base
+    /// directory, or an empty shell.
+    pub fn check(&self) -> Result<(), String> {
+        if self.confine_to_base_dir && self.base_dir.as_deref().is_none_or(|b| b.as_os_str().is_empty()) {
+            return Err(workspace::NO_BASE.into());
+        }
+        if self
+            .shell
+            .as_ref()
+            .is_some_and(|s| s.first().is_none_or(String::is_empty))
+        {
+            return Err("shell must name a program (e.g. [\"/bin/bash\", \"-c\"])".into());
+        }
+        Ok(())
     }
 }
 
@@ -171,6 +282,12 @@ struct ConfigObject {
     enabled: Option<bool>,
     #[serde(default)]
     tools: Option<BTreeMap<String, bool>>,
+    #[serde(default, alias = "baseDir")]
+    base_dir: Option<String>,
+    #[serde(default, alias = "confineToBaseDir")]
+    confine_to_base_dir: Option<bool>,
+    #[serde(default)]
+    shell: Option<Vec<String>>,
 }
 
 struct ConfigVisitor;
@@ -204,6 +321,10 @@ impl<'de> Visitor<'de> for ConfigVisitor {
         Ok(BuiltinsConfig {
             enabled,
             tools: obj.tools.unwrap_or_default(),
+            // "" means none, as in the Python port.
+            base_dir: obj.base_dir.filter(|b| !b.is_empty()).map(PathBuf::from),
+            confine_to_base_dir: obj.confine_to_base_dir.unwrap_or(false),
+            shell: obj.shell.filter(|s| !s.is_empty()),
         })
     }
 }
@@ -222,6 +343,18 @@ where
     .with_description(description)
     .with_schema(schema)
     .with_source(ToolSource::Builtin)
+}
+
+/// The input schema of a built-in's argument struct: derived (without the struct's own doc
+/// comment), then closed to other keys with `additionalProperties: false` written last, as
+/// every port writes it.
+fn input_schema<T: schemars::JsonSchema>() -> Value {
+    let mut schema = crate::schema::schema_for::<T>();
+    if let Value::Object(root) = &mut schema {
+        root.remove("description");
+        root.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    schema
 }
 
 /// Run blocking filesystem work off the async executor.

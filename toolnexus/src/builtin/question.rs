@@ -10,6 +10,8 @@ use crate::result::ToolResult;
 use crate::suspend::Request;
 use crate::tool::Tool;
 
+/// Written out, not derived like the other built-ins' schemas: the pinned bytes put the
+/// array's `description` before its `items`, and schemars writes it after.
 pub(super) fn tool() -> Tool {
     builtin(
         "question",

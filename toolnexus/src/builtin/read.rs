@@ -1,58 +1,75 @@
 //! `read`: a UTF-8 text file, whole or as a 1-based line window; a known media file
 //! (png/jpg/jpeg/gif/webp/pdf/mp3/wav) comes back as a content part instead.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::Arc;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde_json::Value;
 
 use super::args::Args;
-use super::files::{MAX_FILE_BYTES, check_file, io_error, looks_binary, read_text};
-use super::{blocking, builtin};
+use super::files::{MAX_FILE_BYTES, io_error, open_regular, read_text, text_of};
+use super::workspace::Workspace;
+use super::{blocking, builtin, input_schema};
 use crate::content::{ContentError, ContentPart, mime_for_extension};
 use crate::result::ToolResult;
 use crate::tool::Tool;
 
-pub(super) fn tool() -> Tool {
+/// `read`'s arguments.
+#[derive(JsonSchema)]
+struct ReadArgs {
+    /// Path to the file to read
+    path: String,
+    /// 1-based line to start from
+    #[schemars(with = "Option<f64>")]
+    offset: Option<usize>,
+    /// Maximum number of lines to read
+    #[schemars(with = "Option<f64>")]
+    limit: Option<usize>,
+}
+
+impl ReadArgs {
+    fn parse(args: &Value) -> Result<Self, String> {
+        let a = Args::new("read", args)?;
+        Ok(Self {
+            path: a.str("path")?.to_owned(),
+            offset: a.opt_count("offset")?,
+            limit: a.opt_count("limit")?,
+        })
+    }
+}
+
+pub(super) fn tool(ws: Arc<Workspace>) -> Tool {
     builtin(
         "read",
         "Read a file. A known media file (png/jpg/jpeg/gif/webp/pdf/mp3/wav) comes back as a content part; otherwise it is read as UTF-8 text, and with offset/limit only that line window is returned.",
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Path to the file to read"},
-                "offset": {"type": "number", "description": "1-based line to start from"},
-                "limit": {"type": "number", "description": "Maximum number of lines to read"},
-            },
-            "required": ["path"],
-            "additionalProperties": false,
-        }),
-        |args, _| run(args),
+        input_schema::<ReadArgs>(),
+        move |args, _| run(ws.clone(), args),
     )
 }
 
-async fn run(args: Value) -> Result<ToolResult, String> {
-    let a = Args::new("read", &args)?;
-    let shown = a.str("path")?.to_owned();
-    let offset = a.opt_count("offset")?;
-    let limit = a.opt_count("limit")?;
+async fn run(ws: Arc<Workspace>, args: Value) -> Result<ToolResult, String> {
+    let args = ReadArgs::parse(&args)?;
     blocking("read", move || {
-        let path = Path::new(&shown);
+        let shown = &args.path;
+        let path = ws.resolve("read", shown)?;
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
         if mime_for_extension(ext).is_some() {
-            return read_media(path, &shown);
+            return read_media(&path, shown);
         }
-        if offset.is_none() && limit.is_none() {
-            return read_text("read", path, &shown).map(ToolResult::success);
+        if args.offset.is_none() && args.limit.is_none() {
+            return read_text("read", &path, shown).map(ToolResult::success);
         }
-        read_window(path, &shown, offset.unwrap_or(1).max(1) - 1, limit).map(ToolResult::success)
+        let start = args.offset.unwrap_or(1).max(1) - 1;
+        read_window(&path, shown, start, args.limit).map(ToolResult::success)
     })
     .await
 }
 
 fn read_media(path: &Path, shown: &str) -> Result<ToolResult, String> {
-    check_file("read", path, shown)?;
+    // Refuses FIFOs and devices before anything reads them.
+    open_regular("read", path, shown)?;
     let part = ContentPart::from_path(path, Some(MAX_FILE_BYTES as usize)).map_err(|e| match e {
         ContentError::Io { source, .. } => io_error("read", shown, &source),
         ContentError::TooLarge { size, limit } => {
@@ -70,8 +87,7 @@ fn read_media(path: &Path, shown: &str) -> Result<ToolResult, String> {
 /// on `"\n"` gives — so a trailing newline ends in one last empty line, as in the other ports.
 /// Streams, so the window of a huge file costs only the window.
 fn read_window(path: &Path, shown: &str, start: usize, limit: Option<usize>) -> Result<String, String> {
-    check_file("read", path, shown)?;
-    let file = File::open(path).map_err(|e| io_error("read", shown, &e))?;
+    let (file, _) = open_regular("read", path, shown)?;
     let mut reader = BufReader::new(file);
     let io = |e: std::io::Error| io_error("read", shown, &e);
     let end = limit.map_or(usize::MAX, |n| start.saturating_add(n));
@@ -113,8 +129,5 @@ fn read_window(path: &Path, shown: &str, start: usize, limit: Option<usize>) -> 
             break;
         }
     }
-    if looks_binary(&window) {
-        return Err(format!("read: {shown} is a binary file, not text"));
-    }
-    String::from_utf8(window).map_err(|_| format!("read: {shown} is not valid UTF-8 text"))
+    text_of("read", shown, window)
 }

@@ -5,39 +5,78 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use regex::Regex;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde_json::Value;
 
 use super::args::Args;
-use super::builtin;
+use super::{builtin, input_schema};
+use crate::context::TimeoutUnit;
 use crate::result::ToolResult;
 use crate::tool::Tool;
 
-/// Seconds allowed when the call gives no `timeout`.
-const DEFAULT_TIMEOUT_S: f64 = 30.0;
+/// Allowed when the call gives no `timeout`.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The most body the tool reads; a larger response is an error, not a truncation.
 const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
-const FORMATS: [&str; 3] = ["text", "markdown", "html"];
+/// `webfetch`'s arguments.
+#[derive(JsonSchema)]
+struct FetchArgs {
+    /// URL to fetch
+    url: String,
+    /// Response format (default markdown)
+    format: Option<Format>,
+    /// Timeout in seconds (default 30)
+    #[schemars(with = "Option<f64>")]
+    timeout: Option<Duration>,
+}
+
+/// What the body comes back as.
+#[derive(Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[schemars(rename_all = "lowercase")]
+enum Format {
+    Text,
+    Markdown,
+    Html,
+}
+
+impl Format {
+    const ALL: [Format; 3] = [Format::Text, Format::Markdown, Format::Html];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+        }
+    }
+}
+
+impl FetchArgs {
+    fn parse(args: &Value) -> Result<Self, String> {
+        let a = Args::new("webfetch", args)?;
+        let url = a.str("url")?.to_owned();
+        let format =
+            match a.opt_str("format")? {
+                None => None,
+                Some(f) => Some(Format::ALL.into_iter().find(|k| k.as_str() == f).ok_or_else(|| {
+                    format!("webfetch: format must be one of text, markdown, html, got {f:?}")
+                })?),
+            };
+        Ok(Self {
+            url,
+            format,
+            timeout: a.opt_timeout("timeout", TimeoutUnit::Secs)?,
+        })
+    }
+}
 
 pub(super) fn tool() -> Tool {
     builtin(
         "webfetch",
         "HTTP GET a URL and return its body as text, markdown, or html.",
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "description": "URL to fetch"},
-                "format": {
-                    "type": "string",
-                    "enum": ["text", "markdown", "html"],
-                    "description": "Response format (default markdown)",
-                },
-                "timeout": {"type": "number", "description": "Timeout in seconds (default 30)"},
-            },
-            "required": ["url"],
-            "additionalProperties": false,
-        }),
+        input_schema::<FetchArgs>(),
         |args, _| run(args),
     )
 }
@@ -56,25 +95,16 @@ fn client() -> Result<&'static reqwest::Client, String> {
 }
 
 async fn run(args: Value) -> Result<ToolResult, String> {
-    let a = Args::new("webfetch", &args)?;
-    let url = a.str("url")?;
-    let format = a.opt_str("format")?.unwrap_or("markdown");
-    if !FORMATS.contains(&format) {
-        return Err(format!(
-            "webfetch: format must be one of text, markdown, html, got {format:?}"
-        ));
-    }
-    let timeout_s = a.opt_num("timeout")?.unwrap_or(DEFAULT_TIMEOUT_S);
-    if timeout_s <= 0.0 || !timeout_s.is_finite() {
-        return Err("webfetch: timeout must be a positive number of seconds".into());
-    }
+    let args = FetchArgs::parse(&args)?;
+    let url = args.url.as_str();
+    let format = args.format.unwrap_or(Format::Markdown);
+    let timeout = args.timeout.unwrap_or(DEFAULT_TIMEOUT);
     let parsed = url::Url::parse(url).map_err(|e| format!("webfetch: invalid URL {url}: {e}"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(format!(
             "webfetch: only http and https URLs can be fetched, got {url}"
         ));
     }
-    let timeout = Duration::from_secs_f64(timeout_s);
     let fetch = async {
         let mut resp = client()?
             .get(parsed)
@@ -106,19 +136,22 @@ async fn run(args: Value) -> Result<ToolResult, String> {
         }
         let body = String::from_utf8_lossy(&body);
         let output = match format {
-            "html" => body.into_owned(),
-            "text" => strip_html(&body),
+            Format::Html => body.into_owned(),
+            Format::Text => strip_html(&body),
             _ if is_html => html_to_markdown(&body)
                 .map_err(|e| format!("webfetch: cannot convert the HTML of {url} to markdown: {e}"))?,
             _ => body.into_owned(),
         };
         Ok(ToolResult::success(output)
             .with_meta("status", status)
-            .with_meta("format", format))
+            .with_meta("format", format.as_str()))
     };
-    tokio::time::timeout(timeout, fetch)
-        .await
-        .unwrap_or_else(|_| Err(format!("webfetch: {url} timed out after {timeout_s}s")))
+    tokio::time::timeout(timeout, fetch).await.unwrap_or_else(|_| {
+        Err(format!(
+            "webfetch: {url} timed out after {}s",
+            timeout.as_secs_f64()
+        ))
+    })
 }
 
 /// HTML → Markdown for a model: the page's content only (no `<head>`, scripts or styles),

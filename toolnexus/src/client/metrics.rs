@@ -108,6 +108,30 @@ pub enum MetricEvent {
         /// The error that ended the run, if it failed.
         error: Option<String>,
     },
+    /// One classifier `evaluate` ([`crate::classifier`]). Not folded into the registry: the
+    /// Prometheus text is the same whether or not a classifier shares the sink.
+    ClassifierEvaluate {
+        /// The model that answered (else the one configured).
+        model: String,
+        /// `true` when a decision came back.
+        ok: bool,
+        /// Wall time in milliseconds, retries included.
+        ms: f64,
+        /// Input tokens the backend reported (0 on error).
+        prompt_tokens: u64,
+        /// Output tokens the backend reported (0 on error).
+        completion_tokens: u64,
+        /// Why it failed, when it did.
+        error: Option<String>,
+    },
+    /// Advisory: a choice question whose descriptions cannot tell its options apart.
+    /// Emitted once per question key per classifier; the request goes out unchanged.
+    ClassifierWarning {
+        /// The question's key.
+        question: String,
+        /// What is wrong and how to fix it.
+        warning: String,
+    },
 }
 
 /// Histogram bucket bounds in seconds, fixed across all ports.
@@ -221,6 +245,7 @@ impl MetricsRegistry {
                     *series(&mut s.run_errors, &key) += 1;
                 }
             }
+            MetricEvent::ClassifierEvaluate { .. } | MetricEvent::ClassifierWarning { .. } => {}
         }
     }
 

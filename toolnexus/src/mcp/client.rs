@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
@@ -25,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{self, McpConfig, ServerConfig, Transport, expand_env};
 use super::schema;
 use super::{McpError, McpStatus, McpStatuses};
+use crate::child::{self, ChildGuard};
 use crate::content::{ContentPart, Media, MediaSource};
 use crate::context::ToolContext;
 use crate::result::ToolResult;
@@ -34,8 +34,6 @@ use crate::toolkit::{Closeable, Toolkit};
 
 /// A runaway `nextCursor` chain stops here.
 const MAX_LIST_PAGES: usize = 1_000;
-/// How long a stdio child gets to exit on its own after its stdin closes.
-const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// Bound on shutting one session down (a remote's `DELETE`, a child's transport close).
 const CLOSE_BOUND: Duration = Duration::from_secs(3);
 /// The newest revision with an `initialize` handshake: what every peer in the wild speaks.
@@ -540,59 +538,33 @@ async fn connect(
     Ok((session, listed))
 }
 
-/// The child of a stdio server: the leader of its own process group, so the whole tree
-/// can be signalled. Dropping it SIGKILLs the group (synchronously: no runtime needed).
-struct ChildGuard(Box<dyn ChildWrapper>);
-
-impl ChildGuard {
-    /// Give the child a moment to exit on stdin EOF, then kill whatever is left of its
-    /// group and reap it.
-    async fn shutdown(mut self) {
-        let _ = tokio::time::timeout(EXIT_GRACE, self.0.wait()).await;
-        let _ = self.0.start_kill();
-        let _ = tokio::time::timeout(EXIT_GRACE, self.0.wait()).await;
-    }
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.0.start_kill();
-    }
-}
-
-type Spawned = (
-    ChildGuard,
-    tokio::process::ChildStdout,
-    tokio::process::ChildStdin,
-);
-
 fn spawn<'a>(
     command: &[String],
     env: impl Iterator<Item = (&'a str, &'a str)>,
     cwd: Option<&std::path::Path>,
-) -> Result<Spawned, String> {
+) -> Result<
+    (
+        ChildGuard,
+        tokio::process::ChildStdout,
+        tokio::process::ChildStdin,
+    ),
+    String,
+> {
     let program = &command[0];
-    let mut cmd = CommandWrap::with_new(program, |c| {
-        c.args(&command[1..])
-            .envs(env)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        if let Some(dir) = cwd {
-            c.current_dir(dir);
-        }
-    });
-    cmd.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start \"{program}\": {e}"))?;
-    let stdout = child.stdout().take();
-    let stdin = child.stdin().take();
-    let guard = ChildGuard(child);
-    match (stdout, stdin) {
-        (Some(out), Some(inp)) => Ok((guard, out, inp)),
-        _ => Err(format!("cannot start \"{program}\": no stdio pipes")),
+    // Checked here, or the spawn error would blame the program ("No such file or directory").
+    if let Some(dir) = cwd
+        && !dir.is_dir()
+    {
+        let what = if dir.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        return Err(format!("cwd {} {what}", dir.display()));
     }
+    let spawned = child::spawn(program, &command[1..], env, cwd, Stdio::inherit())
+        .map_err(|e| format!("cannot start \"{program}\": {e}"))?;
+    Ok((spawned.child, spawned.stdout, spawned.stdin))
 }
 
 fn http_transport<'a>(

@@ -1,17 +1,19 @@
 //! The `mcp.json` format (SPEC §2): which MCP servers to connect to and how.
 //!
-//! Parsing is strict about shapes (a wrong type is an [`McpError::Server`] naming the file,
-//! the server and the field) and lenient about extras (unknown keys are ignored, like every
-//! other port).
+//! Parsing is strict about shapes (a wrong type, a URL that is not http(s), a header that
+//! could not be sent, a duplicate key: an [`McpError`] naming the file, the server and the
+//! field) and lenient about extras (unknown keys are ignored, like every other port).
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::McpError;
+use crate::context::{TimeoutUnit, timeout_from_json};
 
 /// The default per-phase and per-call bound: 30000 ms.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
@@ -173,7 +175,7 @@ impl McpConfig {
     }
 
     fn parse(text: &str, origin: &str) -> Result<Self, McpError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| McpError::Json {
+        let value = parse_json(text).map_err(|e| McpError::Json {
             file: origin.to_owned(),
             message: e.to_string(),
         })?;
@@ -191,29 +193,122 @@ impl McpConfig {
     }
 }
 
+/// JSON text as a [`Value`], refusing a key that appears twice in one object (plain
+/// `serde_json` keeps the last silently, so one of two servers of the same name would
+/// vanish). The error carries the line and column.
+///
+/// ```
+/// let err = toolnexus::mcp::config::parse_json(r#"{"a": {"command": ["x"]}, "a": {}}"#).unwrap_err();
+/// assert_eq!(err.to_string(), "duplicate key \"a\" at line 1 column 29");
+/// ```
+pub fn parse_json(text: &str) -> Result<Value, serde_json::Error> {
+    serde_json::from_str::<StrictValue>(text).map(|v| v.0)
+}
+
+/// A [`Value`] deserialized with duplicate object keys refused.
+struct StrictValue(Value);
+
+impl<'de> serde::Deserialize<'de> for StrictValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(StrictValue)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("duplicate key \"{key}\"")));
+            }
+            let StrictValue(v) = map.next_value()?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// The keys a server map may sit under, in the order they are looked for.
+const WRAPPER_KEYS: [&str; 3] = ["mcpServers", "servers", "mcp"];
+
 fn parse_document(value: &Value, origin: &str) -> Result<McpConfig, McpError> {
-    let Value::Object(top) = value else {
-        return Err(McpError::Json {
-            file: origin.to_owned(),
-            message: "the top level must be a JSON object".into(),
-        });
+    let json_error = |message: String| McpError::Json {
+        file: origin.to_owned(),
+        message,
     };
-    let (map, raw) = match ["mcpServers", "servers", "mcp"]
-        .iter()
-        .find_map(|key| top.get(*key).map(|v| (*key, v)))
-    {
+    let Value::Object(top) = value else {
+        return Err(json_error("the top level must be a JSON object".into()));
+    };
+    let wrappers: Vec<&str> = WRAPPER_KEYS
+        .into_iter()
+        .filter(|k| top.contains_key(*k))
+        .collect();
+    if let [first, second, ..] = wrappers[..] {
+        return Err(json_error(format!(
+            "both \"{first}\" and \"{second}\" are present; keep the servers under one of them"
+        )));
+    }
+    let (map, raw) = match wrappers.first().map(|key| (*key, &top[*key])) {
         Some((_, Value::Object(map))) => (map, false),
         Some((key, _)) => {
-            return Err(McpError::Json {
-                file: origin.to_owned(),
-                message: format!("\"{key}\" must be an object of servers"),
-            });
+            return Err(json_error(format!("\"{key}\" must be an object of servers")));
         }
         None => (top, true),
     };
-    let servers = map
+    let entries = map
         .iter()
-        .filter(|(name, _)| !(raw && RESERVED_KEYS.contains(&name.as_str())))
+        .filter(|(name, _)| !(raw && RESERVED_KEYS.contains(&name.as_str())));
+    if raw && let Some((name, _)) = entries.clone().find(|(_, entry)| !entry.is_object()) {
+        // Most likely not a server map at all: say what the file lacks.
+        return Err(json_error(format!(
+            "no \"mcpServers\" key (nor \"servers\" or \"mcp\"), and the top-level key \"{name}\" is not a server entry (an object)"
+        )));
+    }
+    let servers = entries
         .map(|(name, entry)| {
             parse_server(name, entry).map_err(|message| McpError::Server {
                 file: origin.to_owned(),
@@ -233,10 +328,7 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
     let enabled = opt_bool(e, "enabled")?.unwrap_or(true) && !disabled;
     let timeout = match e.get("timeout") {
         None | Some(Value::Null) => DEFAULT_TIMEOUT,
-        Some(v) => match v.as_f64() {
-            Some(ms) if ms > 0.0 && ms.is_finite() => Duration::from_secs_f64(ms / 1000.0),
-            _ => return Err("\"timeout\" must be a positive number of milliseconds".into()),
-        },
+        Some(v) => timeout_from_json(v, TimeoutUnit::Millis).map_err(|why| format!("\"timeout\" {why}"))?,
     };
     let tools = match e.get("tools") {
         None | Some(Value::Null) => None,
@@ -254,6 +346,14 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
     let remote = match kind {
         Some("remote") => true,
         Some("local") => false,
+        // Inference would take it for streamable HTTP and fail at connect time, obscurely.
+        Some("sse") => {
+            return Err(
+                "\"type\": \"sse\" (the legacy HTTP+SSE transport) is not supported; \
+                        point \"url\" at the server's streamable-HTTP endpoint with \"type\": \"remote\""
+                    .into(),
+            );
+        }
         // Other spellings (`stdio`, `http`, …) fall back to inference, like the other ports.
         _ => e.get("url").is_some_and(Value::is_string),
     };
@@ -262,10 +362,10 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
             Some(Value::String(u)) if !u.is_empty() => u.clone(),
             _ => return Err("a remote server needs a \"url\" string".into()),
         };
-        Transport::Remote {
-            url,
-            headers: string_map(e, "headers")?,
-        }
+        check_url(&url)?;
+        let headers = string_map(e, "headers")?;
+        check_headers(&headers)?;
+        Transport::Remote { url, headers }
     } else {
         let command = command_of(e)?;
         // `environment` is the SPEC name, `env` the Claude-desktop alias.
@@ -287,6 +387,44 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
         timeout,
         tools,
     })
+}
+
+/// The URL must be one the streamable-HTTP client can reach. The URL itself is not echoed:
+/// a query string may hold a key.
+fn check_url(url: &str) -> Result<(), String> {
+    #[cfg(feature = "mcp")]
+    match url::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => Ok(()),
+        Ok(u) => Err(format!(
+            "\"url\" must be an http:// or https:// URL, not {}://",
+            u.scheme()
+        )),
+        Err(e) => Err(format!("\"url\" is not a valid URL: {e}")),
+    }
+    // Without the client nothing connects: the config is refused as a whole (`McpDisabled`).
+    #[cfg(not(feature = "mcp"))]
+    {
+        let _ = url;
+        Ok(())
+    }
+}
+
+/// Header names must be HTTP tokens and values free of control characters (a newline
+/// would split the request). A value is checked as written; `${VAR}` is expanded at connect
+/// time, where a bad expansion fails that server. Values are never echoed.
+fn check_headers(headers: &Secrets) -> Result<(), String> {
+    for (name, value) in headers.iter() {
+        let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+        if name.is_empty() || !name.chars().all(token) {
+            return Err(format!("\"headers\": {name:?} is not a valid header name"));
+        }
+        if value.chars().any(|c| c.is_control() && c != '\t') {
+            return Err(format!(
+                "\"headers\".\"{name}\": the value holds a control character (such as a newline)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `command` as an array (SPEC), or a string plus an optional `args` array (Claude desktop).
@@ -453,7 +591,27 @@ mod tests {
             ),
             (
                 json!({"s": {"command": ["x"], "timeout": "5s"}}),
-                "\"timeout\" must be a positive number of milliseconds",
+                "\"timeout\" must be a positive number of milliseconds (at most 86400000), got \"5s\"",
+            ),
+            (
+                json!({"s": {"command": ["x"], "timeout": 1e308}}),
+                "\"timeout\" must be a positive number of milliseconds (at most 86400000), got 1e+308",
+            ),
+            (
+                json!({"s": {"command": ["x"], "timeout": -1}}),
+                "\"timeout\" must be a positive number of milliseconds (at most 86400000), got -1",
+            ),
+            (
+                json!({"s": {"type": "sse", "url": "http://h/sse"}}),
+                "\"type\": \"sse\" (the legacy HTTP+SSE transport) is not supported; point \"url\" at the server's streamable-HTTP endpoint with \"type\": \"remote\"",
+            ),
+            (
+                json!({"s": {"url": "http://h", "headers": {"Bad Name": "x"}}}),
+                "\"headers\": \"Bad Name\" is not a valid header name",
+            ),
+            (
+                json!({"s": {"url": "http://h", "headers": {"X-Key": "a\r\nInjected: yes"}}}),
+                "\"headers\".\"X-Key\": the value holds a control character (such as a newline)",
             ),
             (
                 json!({"s": {"command": ["x"], "enabled": "yes"}}),
@@ -500,11 +658,58 @@ mod tests {
             "malformed MCP config <inline>: the top level must be a JSON object"
         );
         assert_eq!(
+            McpConfig::from_json_str(r#"{"foo": 1}"#).unwrap_err().to_string(),
+            "malformed MCP config <inline>: no \"mcpServers\" key (nor \"servers\" or \"mcp\"), and the top-level key \"foo\" is not a server entry (an object)"
+        );
+        assert_eq!(
+            McpConfig::from_json_str(r#"{"mcpServers": {}, "mcp": {}}"#)
+                .unwrap_err()
+                .to_string(),
+            "malformed MCP config <inline>: both \"mcpServers\" and \"mcp\" are present; keep the servers under one of them"
+        );
+        assert_eq!(
+            McpConfig::from_json_str(
+                "{\"mcpServers\": {\n  \"a\": {\"command\": [\"x\"]},\n  \"a\": {\"url\": \"http://h\"}\n}}"
+            )
+            .unwrap_err()
+            .to_string(),
+            "malformed MCP config <inline>: duplicate key \"a\" at line 3 column 5"
+        );
+        assert_eq!(
+            McpConfig::from_json_str(r#"{"s": {"command": ["x"], "timeout": 1, "timeout": 2}}"#)
+                .unwrap_err()
+                .to_string(),
+            "malformed MCP config <inline>: duplicate key \"timeout\" at line 1 column 48"
+        );
+        assert_eq!(
             McpConfig::from_json_str(r#"{"servers": []}"#)
                 .unwrap_err()
                 .to_string(),
             "malformed MCP config <inline>: \"servers\" must be an object of servers"
         );
+    }
+
+    #[cfg(feature = "mcp")]
+    #[test]
+    fn remote_urls_must_be_http_and_are_not_echoed() {
+        let err = |url: &str| {
+            parse(json!({"mcpServers": {"s": {"url": url}}}))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err("ftp://h/mcp?key=SECRET"),
+            "MCP config <inline>: server \"s\": \"url\" must be an http:// or https:// URL, not ftp://"
+        );
+        assert_eq!(
+            err("localhost:8080/mcp"),
+            "MCP config <inline>: server \"s\": \"url\" must be an http:// or https:// URL, not localhost://"
+        );
+        assert_eq!(
+            err("http://[::1/mcp"),
+            "MCP config <inline>: server \"s\": \"url\" is not a valid URL: invalid IPv6 address"
+        );
+        assert!(parse(json!({"s": {"url": "HTTPS://h.example/mcp"}})).is_ok());
     }
 
     #[test]

@@ -20,7 +20,9 @@ use rmcp::model::{
 use rmcp::transport::Transport;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+
+use crate::child::{Line, LineReader};
 
 /// A longer line is dropped (and logged) rather than buffered; the session stays up.
 const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -31,65 +33,19 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The JSON-RPC transport over a server's stdout (read) and stdin (write).
 pub(super) struct Stdio<R, W> {
-    read: BufReader<R>,
-    /// The line being read; kept across calls because `receive` may be cancelled mid-line.
-    line: Vec<u8>,
-    /// Lines longer than this are dropped ([`MAX_LINE`]; lowered by tests).
-    max_line: usize,
-    /// Dropping the rest of an over-long line.
-    discarding: bool,
+    /// The server's stdout; lines longer than [`MAX_LINE`] (lowered by tests) are dropped.
+    read: LineReader<R>,
     write: Arc<tokio::sync::Mutex<Option<W>>>,
     /// Ids of our `tools/call` requests still awaiting their response.
     calls: Mutex<HashSet<RequestId>>,
 }
 
-enum Read {
-    Line,
-    Oversized,
-    Eof,
-    Failed(std::io::Error),
-}
-
 impl<R: AsyncRead + Unpin, W> Stdio<R, W> {
     pub(super) fn new(read: R, write: W) -> Self {
         Stdio {
-            read: BufReader::new(read),
-            line: Vec::new(),
-            max_line: MAX_LINE,
-            discarding: false,
+            read: LineReader::new(read, MAX_LINE),
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             calls: Mutex::default(),
-        }
-    }
-
-    /// Read up to and including the next `\n` into `self.line`, never holding more than
-    /// `max_line` bytes. Cancel-safe: bytes are moved from the reader's buffer into
-    /// `self.line` with no await in between.
-    async fn read_line(&mut self) -> Read {
-        loop {
-            let available = match self.read.fill_buf().await {
-                Ok([]) => return Read::Eof,
-                Ok(bytes) => bytes,
-                Err(e) => return Read::Failed(e),
-            };
-            let newline = available.iter().position(|&b| b == b'\n');
-            let take = newline.map_or(available.len(), |i| i + 1);
-            let ends = newline.is_some();
-            let outcome = if self.discarding {
-                self.discarding = !ends;
-                None
-            } else if self.line.len() + take > self.max_line {
-                self.line.clear();
-                self.discarding = !ends;
-                Some(Read::Oversized)
-            } else {
-                self.line.extend_from_slice(&available[..take]);
-                ends.then_some(Read::Line)
-            };
-            self.read.consume(take);
-            if let Some(outcome) = outcome {
-                return outcome;
-            }
         }
     }
 
@@ -200,21 +156,20 @@ where
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
-            match self.read_line().await {
-                Read::Line => {}
-                Read::Oversized => {
-                    let limit = self.max_line;
+            match self.read.read_line().await {
+                Line::Complete => {}
+                Line::Oversized => {
+                    let limit = self.read.max_line();
                     tracing::warn!("dropped a message from the MCP server longer than {limit} bytes");
                     continue;
                 }
-                Read::Eof => return None,
-                Read::Failed(e) => {
+                Line::Eof => return None,
+                Line::Failed(e) => {
                     tracing::warn!("reading from the MCP server failed: {e}");
                     return None;
                 }
             }
-            let msg = self.decode(&self.line);
-            self.line.clear();
+            let msg = self.decode(self.read.line());
             if msg.is_some() {
                 return msg;
             }
@@ -328,7 +283,7 @@ mod tests {
     #[tokio::test]
     async fn noise_is_skipped_and_an_overlong_line_dropped_without_ending_the_session() {
         let (mut t, mut server, _sent) = wired();
-        t.max_line = 64;
+        t.read.set_max_line(64);
         t.send(call(5)).await.unwrap();
         let long = format!(
             "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{{\"pad\":\"{}\"}}}}",
@@ -351,7 +306,7 @@ mod tests {
     #[tokio::test]
     async fn lines_split_across_reads_are_reassembled_or_dropped_whole() {
         let (mut t, mut server, _sent) = wired();
-        t.max_line = 64;
+        t.read.set_max_line(64);
         let reader = tokio::spawn(async move { t.receive().await });
         let long = format!(
             r#"{{"jsonrpc":"2.0","method":"x","params":{{"pad":"{}"}}}}"#,
