@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::{
     BodyTransform, ClassifierError, ClassifierUsage, Decision, Questions, canonical_json, questions_wire,
 };
-use crate::client::resilience::{self, ErrorDecision, ErrorInfo, OnError};
+use crate::client::resilience::{self, ErrorInfo, OnError};
 use crate::client::{Client, HttpRequest, HttpTransport, RunOptions, TransportError};
 
 /// A backend's error body is cut here in an error message.
@@ -93,29 +93,20 @@ impl SystemOne {
     /// `on_error` has the last word, bounded by `retries`.
     async fn post(&self, body: Vec<u8>) -> Result<Vec<u8>, ClassifierError> {
         let body = bytes::Bytes::from(body);
-        let mut attempt = 0;
-        loop {
+        resilience::with_retries(self.retries, self.on_error.as_ref(), |attempt| {
             let request = HttpRequest {
                 url: self.endpoint.clone(),
                 headers: self.headers(),
                 body: body.clone(),
             };
-            let failure = match tokio::time::timeout(self.timeout, self.attempt(request)).await {
-                Ok(Ok(reply)) => return Ok(reply),
-                Ok(Err(f)) => f,
-                Err(_) => Failure::Timeout,
-            };
-            let (info, wait, error) = self.classify(failure, attempt);
-            let decision = match &self.on_error {
-                Some(f) => f(&info),
-                None => resilience::default_decision(&info),
-            };
-            if decision == ErrorDecision::Fail || attempt >= self.retries {
-                return Err(error);
+            async move {
+                let reply = tokio::time::timeout(self.timeout, self.attempt(request))
+                    .await
+                    .unwrap_or(Err(Failure::Timeout));
+                reply.map_err(|failure| self.classify(failure, attempt))
             }
-            tokio::time::sleep(wait).await;
-            attempt += 1;
-        }
+        })
+        .await
     }
 
     async fn attempt(&self, request: HttpRequest) -> Result<Vec<u8>, Failure> {

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::error::DecodeError;
 use super::event::Emitter;
 use super::metrics::Sink;
-use super::resilience::{self, ErrorDecision, ErrorInfo, OnError};
+use super::resilience::{self, ErrorInfo, OnError};
 use super::transport::{HttpRequest, HttpResponse, HttpTransport, TransportError};
 use super::wire::{self, Style, Turn, Usage};
 use super::{ClientError, sse};
@@ -120,56 +120,51 @@ impl Provider {
             headers: self.headers.clone(),
             body,
         };
-        let mut attempt = 0;
-        loop {
-            let failure = match self.attempt(request.clone(), whole).await {
-                Ok(reply) => return Ok(reply),
-                Err(f) => f,
-            };
-            let (info, error, wait) = match failure {
-                Failure::Status {
-                    status,
-                    body,
-                    retry_after,
-                } => {
-                    let wait = retry_after
-                        .as_deref()
-                        .and_then(resilience::parse_retry_after)
-                        .unwrap_or_else(|| resilience::backoff(self.retry_base, attempt));
-                    let info = ErrorInfo {
-                        status: Some(status),
-                        error: None,
-                        attempt,
-                        retryable: resilience::is_retryable_status(status),
-                    };
-                    let error = ClientError::Provider {
-                        status,
-                        message: wire::provider_message(&body, &self.api_key),
-                        retry_after,
-                    };
-                    (info, error, wait)
-                }
-                Failure::Net(e) => {
-                    let info = ErrorInfo {
-                        status: None,
-                        error: Some(e.message.clone()),
-                        attempt,
-                        retryable: e.retryable,
-                    };
-                    let wait = resilience::backoff(self.retry_base, attempt);
-                    (info, ClientError::Transport(e), wait)
-                }
-            };
-            let decision = match &self.on_error {
-                Some(f) => f(&info),
-                None => resilience::default_decision(&info),
-            };
-            if decision == ErrorDecision::Fail || attempt >= self.retries {
-                return Err(error);
+        resilience::with_retries(self.retries, self.on_error.as_ref(), |attempt| {
+            let request = request.clone();
+            async move {
+                let reply = self.attempt(request, whole).await;
+                reply.map_err(|failure| self.classify(failure, attempt))
             }
-            tracing::debug!(attempt, status = info.status, "LLM request failed; retrying");
-            tokio::time::sleep(wait).await;
-            attempt += 1;
+        })
+        .await
+    }
+
+    /// How a failed attempt is retried: its view for `on_error`, the wait, the error.
+    fn classify(&self, failure: Failure, attempt: u32) -> (ErrorInfo, Duration, ClientError) {
+        match failure {
+            Failure::Status {
+                status,
+                body,
+                retry_after,
+            } => {
+                let wait = retry_after
+                    .as_deref()
+                    .and_then(resilience::parse_retry_after)
+                    .unwrap_or_else(|| resilience::backoff(self.retry_base, attempt));
+                let info = ErrorInfo {
+                    status: Some(status),
+                    error: None,
+                    attempt,
+                    retryable: resilience::is_retryable_status(status),
+                };
+                let error = ClientError::Provider {
+                    status,
+                    message: wire::provider_message(&body, &self.api_key),
+                    retry_after,
+                };
+                (info, wait, error)
+            }
+            Failure::Net(e) => {
+                let info = ErrorInfo {
+                    status: None,
+                    error: Some(e.message.clone()),
+                    attempt,
+                    retryable: e.retryable,
+                };
+                let wait = resilience::backoff(self.retry_base, attempt);
+                (info, wait, ClientError::Transport(e))
+            }
         }
     }
 

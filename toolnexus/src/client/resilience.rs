@@ -63,6 +63,37 @@ pub enum ErrorDecision {
 /// The host's retry-vs-fail classifier.
 pub type OnError = Arc<dyn Fn(&ErrorInfo) -> ErrorDecision + Send + Sync>;
 
+/// The retry loop every provider call shares (the client's, the classifier's): `attempt(n)`
+/// until it succeeds, the host's `on_error` (else [`default_decision`]) says fail, or
+/// `retries` more attempts are spent. A failed attempt reports how the classifier sees it,
+/// how long to wait before the next one, and the error to return if there is none.
+pub(crate) async fn with_retries<T, E, Fut>(
+    retries: u32,
+    on_error: Option<&OnError>,
+    mut attempt: impl FnMut(u32) -> Fut,
+) -> Result<T, E>
+where
+    Fut: std::future::Future<Output = Result<T, (ErrorInfo, Duration, E)>>,
+{
+    let mut n = 0;
+    loop {
+        let (info, wait, error) = match attempt(n).await {
+            Ok(reply) => return Ok(reply),
+            Err(failure) => failure,
+        };
+        let decision = match on_error {
+            Some(f) => f(&info),
+            None => default_decision(&info),
+        };
+        if decision == ErrorDecision::Fail || n >= retries {
+            return Err(error);
+        }
+        tracing::debug!(attempt = n, status = info.status, "request failed; retrying");
+        tokio::time::sleep(wait).await;
+        n += 1;
+    }
+}
+
 /// The default classifier: retry exactly what is retryable.
 pub(crate) fn default_decision(info: &ErrorInfo) -> ErrorDecision {
     if info.retryable {
