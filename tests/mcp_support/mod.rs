@@ -114,15 +114,9 @@ impl Drop for HttpServer {
     }
 }
 
-/// A real peer a test needs is not installed. `.ci/run` installs every peer and sets
-/// `TOOLNEXUS_REQUIRE_PEERS=1`, so in CI that is a failure; elsewhere the test passes without
-/// running and says what to install (`cargo test -- --nocapture` shows it).
-pub fn peer_missing(what: &str) {
-    if std::env::var_os("TOOLNEXUS_REQUIRE_PEERS").is_some_and(|v| v == "1") {
-        panic!("{what}");
-    }
-    println!("SKIPPED: {what}");
-}
+#[path = "../peer/mod.rs"]
+mod peer;
+pub use peer::missing as peer_missing;
 
 /// The `node_modules/.bin` of the npm reference servers, or `None` (see [`peer_missing`]).
 pub fn npm_bin() -> Option<PathBuf> {
