@@ -436,10 +436,16 @@ async fn read_refuses_what_is_not_a_readable_text_file() {
     assert!(r.is_error);
     let r = call("read", json!({"path": d, "offset": 1})).await;
     assert_eq!(r.output, format!("read: {d} is a directory, not a file"));
-    let bin = path_of(&dir, "a.bin");
-    std::fs::write(&bin, b"ELF\0\x01\x02").unwrap();
-    let r = call("read", json!({"path": bin})).await;
-    assert_eq!(r.output, format!("read: {bin} is a binary file, not text"));
+    // A NUL byte is valid UTF-8: returned as text, as the Python port does, whole or windowed.
+    let nul = path_of(&dir, "a.bin");
+    std::fs::write(&nul, b"ELF\0\x01\x02\nline two").unwrap();
+    let r = call("read", json!({"path": nul})).await;
+    assert_eq!(
+        j(&r),
+        json!({"output": "ELF\u{0}\u{1}\u{2}\nline two", "isError": false}).to_string()
+    );
+    let r = call("read", json!({"path": nul, "offset": 2})).await;
+    assert_eq!((r.output.as_str(), r.is_error), ("line two", false));
     let latin1 = path_of(&dir, "l1.txt");
     std::fs::write(&latin1, b"caf\xe9\n").unwrap();
     let r = call("read", json!({"path": latin1})).await;
@@ -550,10 +556,12 @@ async fn edit_replaces_a_unique_occurrence_or_all_with_replace_all() {
     let missing = path_of(&dir, "missing.txt");
     let r = edit(json!({"path": missing, "oldString": "a", "newString": "b"})).await;
     assert_eq!(r.output, format!("edit: file not found: {missing}"));
-    let bin = path_of(&dir, "b.bin");
-    std::fs::write(&bin, b"a\0a").unwrap();
-    let r = edit(json!({"path": bin, "oldString": "a", "newString": "b"})).await;
-    assert_eq!(r.output, format!("edit: {bin} is a binary file, not text"));
+    // Text holding a NUL byte is still text (the Python port edits it too).
+    let nul = path_of(&dir, "b.bin");
+    std::fs::write(&nul, b"a\0b").unwrap();
+    let r = edit(json!({"path": nul, "oldString": "b", "newString": "c"})).await;
+    assert_eq!(r.output, format!("Edited {nul} (1 replacement)"));
+    assert_eq!(std::fs::read(&nul).unwrap(), b"a\0c");
 }
 
 // ---------------------------------------------------------------------------------------
