@@ -509,8 +509,12 @@ async fn write_creates_parents_and_reports_bytes() {
     let r = call("write", json!({"path": p, "content": "héllo"})).await;
     assert_eq!(
         j(&r),
-        json!({"output": format!("Wrote 6 bytes to {p}"), "isError": false, "metadata": {"bytes": 6}})
-            .to_string()
+        json!({"output": format!("Wrote 6 bytes to {p}"), "isError": false, "metadata": {
+            "bytes": 6,
+            "files": [{"path": p, "status": "added", "additions": 1, "deletions": 0}],
+            "diff": format!("--- /dev/null\n+++ {p}\n@@ -0,0 +1 @@\n+héllo\n\\ No newline at end of file\n"),
+        }})
+        .to_string()
     );
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "héllo");
     let r = call("write", json!({"path": p, "content": ""})).await;
@@ -541,7 +545,15 @@ async fn edit_replaces_a_unique_occurrence_or_all_with_replace_all() {
     std::fs::write(&p, "one two two two\n").unwrap();
     let edit = |args: Value| call("edit", args);
     let r = edit(json!({"path": p, "oldString": "one", "newString": "1"})).await;
-    assert_eq!(j(&r), json!({"output": format!("Edited {p} (1 replacement)"), "isError": false, "metadata": {"replacements": 1}}).to_string());
+    assert_eq!(
+        j(&r),
+        json!({"output": format!("Edited {p} (1 replacement)"), "isError": false, "metadata": {
+            "replacements": 1,
+            "files": [{"path": p, "status": "modified", "additions": 1, "deletions": 1}],
+            "diff": format!("--- {p}\n+++ {p}\n@@ -1 +1 @@\n-one two two two\n+1 two two two\n"),
+        }})
+        .to_string()
+    );
     let r = edit(json!({"path": p, "oldString": "two", "newString": "2"})).await;
     assert_eq!(j(&r), json!({"output": format!("edit: oldString is not unique in {p} (3 occurrences); use replaceAll"), "isError": true}).to_string());
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "1 two two two\n");
@@ -976,9 +988,23 @@ async fn apply_patch_adds_updates_and_deletes() {
         p("gone.txt")
     );
     let r = call("apply_patch", json!({"patchText": patch})).await;
+    let (n, f, g) = (p("new/n.txt"), p("f.txt"), p("gone.txt"));
     assert_eq!(
         j(&r),
-        r#"{"output":"Applied patch: 3 file operations","isError":false,"metadata":{"added":1,"updated":1,"deleted":1}}"#
+        json!({"output": "Applied patch: 3 file operations", "isError": false, "metadata": {
+            "added": 1, "updated": 1, "deleted": 1,
+            "files": [
+                {"path": n, "status": "added", "additions": 2, "deletions": 0},
+                {"path": f, "status": "modified", "additions": 2, "deletions": 2},
+                {"path": g, "status": "deleted", "additions": 0, "deletions": 1},
+            ],
+            "diff": format!(
+                "--- /dev/null\n+++ {n}\n@@ -0,0 +1,2 @@\n+hello\n+world\n\\ No newline at end of file\n\
+                 --- {f}\n+++ {f}\n@@ -1,3 +1,3 @@\n alpha\n-beta\n-gamma\n+BETA\n+GAMMA\n\
+                 --- {g}\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n"
+            ),
+        }})
+        .to_string()
     );
     assert_eq!(std::fs::read_to_string(p("new/n.txt")).unwrap(), "hello\nworld");
     assert_eq!(

@@ -53,6 +53,7 @@
 mod apply_patch;
 mod args;
 mod bash;
+mod diffmeta;
 mod edit;
 mod files;
 mod glob;
