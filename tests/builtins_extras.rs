@@ -153,3 +153,269 @@ async fn apply_patch_lists_each_file_once_and_skips_one_it_created_and_deleted()
     assert!(r.is_error);
     assert_eq!(r.metadata, None);
 }
+
+// ---------------------------------------------------------------------------------------
+// Background shells
+// ---------------------------------------------------------------------------------------
+
+#[cfg(unix)]
+mod background {
+    use super::*;
+    use std::time::Duration;
+    use toolnexus::builtin::Extra;
+    use toolnexus::{ToolkitOptions, tool::BUILTIN_NAMES};
+
+    fn with_shells() -> BuiltinsConfig {
+        BuiltinsConfig::default().with_extra(Extra::BackgroundShells)
+    }
+
+    /// `true` once `pid` no longer runs: gone from /proc, or a zombie awaiting its reaper.
+    fn gone(pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => matches!(
+                stat.rsplit(')')
+                    .next()
+                    .and_then(|s| s.trim_start().chars().next()),
+                Some('Z' | 'X')
+            ),
+        }
+    }
+
+    /// Poll `check` every 20 ms, at most for 10 s.
+    async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+        for _ in 0..500 {
+            if check() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+
+    /// Start `command` in the background; returns its id.
+    async fn start(tk: &Toolkit, command: &str) -> String {
+        let r = run(tk, "bash", json!({"command": command, "run_in_background": true})).await;
+        assert!(!r.is_error, "{}", r.output);
+        let id = r.metadata.unwrap()["backgroundId"].as_str().unwrap().to_owned();
+        assert_eq!(
+            r.output,
+            format!(
+                "Started background shell {id}. Read its output with bash_output, stop it with kill_shell."
+            )
+        );
+        id
+    }
+
+    /// The output `bash_output` returns for `id` until its first line is complete: a pid.
+    async fn read_pid(tk: &Toolkit, id: &str) -> u32 {
+        let mut seen = String::new();
+        for _ in 0..500 {
+            let r = run(tk, "bash_output", json!({"id": id})).await;
+            seen.push_str(r.output.rsplit_once("\n[status: ").unwrap().0);
+            if let Some((line, _)) = seen.split_once('\n') {
+                return line.trim().parse().unwrap();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("no pid printed by {id}: {seen:?}");
+    }
+
+    #[tokio::test]
+    async fn the_extra_adds_two_tools_and_a_bash_argument() {
+        let tk = toolkit(&with_shells());
+        let mut names: Vec<&str> = BUILTIN_NAMES.to_vec();
+        names.extend(["bash_output", "kill_shell"]);
+        names.sort();
+        assert_eq!(tk.tool_names(), names);
+        // The upstream crate's schema: the ten's bash, plus one property.
+        assert_eq!(
+            tk.get("bash").unwrap().input_schema().to_string(),
+            r#"{"type":"object","properties":{"command":{"type":"string","description":"The shell command to run"},"workdir":{"type":"string","description":"Working directory (default: process cwd)"},"timeout":{"type":"number","description":"Timeout in milliseconds (default 60000)"},"description":{"type":"string","description":"Human-readable description of the command"},"run_in_background":{"type":"boolean","description":"Start the command and return at once with a background shell id; read it with bash_output, stop it with kill_shell. No timeout applies."}},"required":["command"],"additionalProperties":false}"#
+        );
+        assert_eq!(
+            tk.get("kill_shell").unwrap().input_schema().to_string(),
+            r#"{"type":"object","properties":{"id":{"type":"string","description":"The background shell id bash returned"}},"required":["id"],"additionalProperties":false}"#
+        );
+        // Off by default: no tools, no argument, and asking for it is an error, not a foreground run.
+        let plain = toolkit(&BuiltinsConfig::default());
+        assert!(plain.get("bash_output").is_none());
+        assert!(
+            !plain
+                .get("bash")
+                .unwrap()
+                .input_schema()
+                .to_string()
+                .contains("run_in_background")
+        );
+        let r = run(
+            &plain,
+            "bash",
+            json!({"command": "echo hi", "run_in_background": true}),
+        )
+        .await;
+        assert_eq!(
+            j(&r),
+            r#"{"output":"bash: run_in_background needs the background_shells extra (builtins.extras)","isError":true}"#
+        );
+        let r = run(&tk, "bash_output", json!({"id": "bg9"})).await;
+        assert_eq!(
+            j(&r),
+            r#"{"output":"bash_output: no background shell \"bg9\"","isError":true}"#
+        );
+        let r = run(&tk, "kill_shell", json!({})).await;
+        assert_eq!(j(&r), r#"{"output":"kill_shell: id is required","isError":true}"#);
+    }
+
+    fn j(r: &ToolResult) -> String {
+        r.to_json()
+    }
+
+    #[tokio::test]
+    async fn output_arrives_in_pieces_and_the_exit_code_is_reported() {
+        let tk = toolkit(&with_shells());
+        let dir = tempfile::tempdir().unwrap();
+        let gate = dir.path().join("go");
+        let command = format!(
+            "echo one; while [ ! -e {g} ]; do sleep 0.01; done; echo two >&2; exit 3",
+            g = gate.display()
+        );
+        let id = start(&tk, &command).await;
+        assert_eq!(id, "bg1");
+        // Until the gate opens: "one", and the shell running.
+        let mut first = String::new();
+        for _ in 0..500 {
+            let r = run(&tk, "bash_output", json!({"id": "bg1"})).await;
+            assert_eq!(
+                r.metadata.unwrap(),
+                *json!({"id": "bg1", "status": "running"}).as_object().unwrap()
+            );
+            first.push_str(r.output.strip_suffix("\n[status: running]").unwrap());
+            if !first.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(first, "one\n");
+        std::fs::write(&gate, "").unwrap();
+        let mut rest = String::new();
+        let mut last = None;
+        for _ in 0..500 {
+            let r = run(&tk, "bash_output", json!({"id": "bg1"})).await;
+            rest.push_str(r.output.rsplit_once("\n[status: ").unwrap().0);
+            if r.output.ends_with("[status: exited with code 3]") {
+                last = Some(r);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(rest, "two\n");
+        let last = last.expect("the shell exited");
+        assert_eq!(
+            last.metadata.unwrap(),
+            *json!({"id": "bg1", "status": "exited", "exitCode": 3})
+                .as_object()
+                .unwrap()
+        );
+        // Nothing new: the status alone. A finished shell is not killed.
+        let r = run(&tk, "bash_output", json!({"id": "bg1"})).await;
+        assert_eq!(
+            j(&r),
+            r#"{"output":"\n[status: exited with code 3]","isError":false,"metadata":{"id":"bg1","status":"exited","exitCode":3}}"#
+        );
+        let r = run(&tk, "kill_shell", json!({"id": "bg1"})).await;
+        assert_eq!(
+            j(&r),
+            r#"{"output":"Background shell bg1 had already exited with code 3","isError":false,"metadata":{"id":"bg1","killed":false}}"#
+        );
+    }
+
+    #[tokio::test]
+    async fn kill_shell_stops_the_group_and_unread_output_is_capped_like_bash() {
+        let tk = toolkit(&with_shells());
+        let dir = tempfile::tempdir().unwrap();
+        let (gate, flag) = (dir.path().join("go"), dir.path().join("written"));
+        // A child in the shell's group, then (once the pid is read) 100,004 bytes unread.
+        let command = format!(
+            "sleep 300 & echo $!; while [ ! -e {g} ]; do sleep 0.01; done; \
+             head -c 100000 /dev/zero | tr '\\0' a; echo END; touch {f}; wait",
+            g = gate.display(),
+            f = flag.display()
+        );
+        let id = start(&tk, &command).await;
+        let pid = read_pid(&tk, &id).await;
+        assert!(!gone(pid));
+        std::fs::write(&gate, "").unwrap();
+        assert!(eventually(|| flag.exists()).await);
+        let r = run(&tk, "kill_shell", json!({"id": id})).await;
+        assert_eq!(
+            j(&r),
+            r#"{"output":"Killed background shell bg1","isError":false,"metadata":{"id":"bg1","killed":true}}"#
+        );
+        assert!(eventually(|| gone(pid)).await, "sleep {pid} survived kill_shell");
+        // What was printed after the pid line, read at last: head and tail kept, the cut counted.
+        let r = run(&tk, "bash_output", json!({"id": "bg1"})).await;
+        let meta = r.metadata.clone().unwrap();
+        let cut = meta["outputCut"].as_u64().unwrap() as usize;
+        let keep = 32 * 1024;
+        assert_eq!(meta["status"], "killed");
+        assert!(!meta.contains_key("exitCode"));
+        let body = r.output.strip_suffix("\n[status: killed]").unwrap();
+        let (head, tail) = body
+            .split_once(&format!(
+                "\n… [{cut} bytes of output cut; the first and last {keep} bytes are kept] …\n"
+            ))
+            .unwrap();
+        assert_eq!(head.len(), keep);
+        assert_eq!(tail.len(), keep);
+        assert_eq!(head, "a".repeat(keep));
+        assert_eq!(tail, "a".repeat(keep - 4) + "END\n");
+        assert_eq!(head.len() + cut + tail.len(), 100_004);
+        let r = run(&tk, "kill_shell", json!({"id": "bg1"})).await;
+        assert_eq!(r.output, "Background shell bg1 was already killed");
+    }
+
+    #[tokio::test]
+    async fn dropping_the_toolkit_kills_every_background_group() {
+        let tk = toolkit(&with_shells());
+        let id = start(&tk, "sleep 300 & echo $!; wait").await;
+        let pid = read_pid(&tk, &id).await;
+        assert!(!gone(pid));
+        drop(tk);
+        assert!(eventually(|| gone(pid)).await, "sleep {pid} survived the toolkit");
+    }
+
+    #[tokio::test]
+    async fn closing_an_assembled_toolkit_escalates_to_sigkill_and_refuses_new_shells() {
+        let config = BuiltinsConfig::default().with_extra(Extra::BackgroundShells);
+        let tk = Toolkit::build(ToolkitOptions::default().builtins(config))
+            .await
+            .unwrap();
+        // SIGTERM is ignored by the shell and, inherited, by its child: only SIGKILL stops them.
+        let id = start(&tk, "trap '' TERM; sleep 300 & echo $!; wait").await;
+        let pid = read_pid(&tk, &id).await;
+        tk.close().await;
+        assert!(eventually(|| gone(pid)).await, "sleep {pid} survived close");
+        let r = run(&tk, "bash_output", json!({"id": id})).await;
+        assert_eq!(r.output, "\n[status: killed]");
+        let r = run(&tk, "bash", json!({"command": "true", "run_in_background": true})).await;
+        assert_eq!(r.output, "bash: the background shells are closed");
+        assert!(r.is_error);
+    }
+
+    #[tokio::test]
+    async fn at_most_eight_run_at_once() {
+        let tk = toolkit(&with_shells());
+        for n in 1..=8 {
+            assert_eq!(start(&tk, "exec sleep 300").await, format!("bg{n}"));
+        }
+        let r = run(&tk, "bash", json!({"command": "true", "run_in_background": true})).await;
+        assert_eq!(
+            j(&r),
+            r#"{"output":"bash: 8 background shells are already running; stop one with kill_shell first","isError":true}"#
+        );
+        let r = run(&tk, "kill_shell", json!({"id": "bg3"})).await;
+        assert_eq!(r.output, "Killed background shell bg3");
+        assert_eq!(start(&tk, "true").await, "bg9");
+    }
+}
