@@ -521,7 +521,7 @@ impl Toolkit {
             }
             let shadowed: HashSet<&str> = options.extra_tools.iter().map(Tool::name).collect();
             ordered.extend(
-                builtin::select(&cfg)
+                builtin::select_into(&cfg, &mut toolkit)
                     .into_iter()
                     .filter(|t| !shadowed.contains(t.name())),
             );
