@@ -85,3 +85,22 @@ fn a_bad_style_is_a_usage_error() {
         "toolnexus: unknown client style \"gemini\" (expected \"openai\" or \"anthropic\")\n"
     );
 }
+
+#[test]
+fn an_incomplete_run_exits_non_zero() {
+    let (_rt, mock) = start_mock();
+    let dir = tempfile::tempdir().unwrap();
+    // One round trip: the model asks for a tool, and the limit stops the run before it answers.
+    let o = run(
+        &mock.base_url(),
+        &["--max-turns", "1", "--once", r#"glob {"pattern":"*.txt"}"#],
+        "",
+        dir.path(),
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.ends_with("\ntoolnexus: stopped by the maxTurns limit\n"),
+        "{err}"
+    );
+}

@@ -13,7 +13,7 @@ use toolnexus::client::{Client, RunResult, RunStatus};
 use toolnexus::suspend::AnswerReason;
 use toolnexus::{Answer, Request, Toolkit};
 
-use super::{ToolkitArgs, parse_style};
+use super::{Signals, ToolkitArgs, parse_style, print_out};
 use crate::Failure;
 
 /// Run an agent: the toolkit plus a model behind an OpenAI- or Anthropic-style endpoint.
@@ -45,16 +45,15 @@ pub struct Run {
 type Input = Arc<Mutex<Lines<BufReader<Stdin>>>>;
 
 impl Run {
-    pub async fn run(self) -> Result<(), Failure> {
+    pub async fn run(self, signals: &mut Signals) -> Result<(), Failure> {
         let input: Input = Arc::new(Mutex::new(BufReader::new(tokio::io::stdin()).lines()));
         let client = self.client(input.clone())?;
-        let tk = self.toolkit.build().await?;
-        let outcome = match &self.once {
-            Some(prompt) => one_shot(&client, &tk, prompt).await,
-            None => repl(&client, &tk, &input).await,
-        };
-        tk.close().await;
-        outcome
+        signals
+            .with_toolkit(&self.toolkit, async |tk| match &self.once {
+                Some(prompt) => one_shot(&client, tk, prompt).await,
+                None => repl(&client, tk, &input).await,
+            })
+            .await
     }
 
     fn client(&self, input: Input) -> Result<Client, Failure> {
@@ -78,9 +77,10 @@ impl Run {
 
 async fn one_shot(client: &Client, tk: &Toolkit, prompt: &str) -> Result<(), Failure> {
     let result = client.run(prompt, tk).await.map_err(Failure::new)?;
-    print_result(&result);
+    print_result(&result)?;
     match result.status {
         RunStatus::Done => Ok(()),
+        // Incomplete (a limit stopped it) or still waiting: the answer is not whole.
         _ => Err(Failure::new(String::new())),
     }
 }
@@ -98,23 +98,24 @@ async fn repl(client: &Client, tk: &Toolkit, input: &Input) -> Result<(), Failur
             _ => {}
         }
         match convo.send(line).await {
-            Ok(result) => print_result(&result),
+            Ok(result) => print_result(&result)?,
             Err(e) => eprintln!("toolnexus: {e}"),
         }
     }
     Ok(())
 }
 
-fn print_result(result: &RunResult) {
+fn print_result(result: &RunResult) -> Result<(), Failure> {
     match result.status {
-        RunStatus::Done => println!("{}", result.text),
-        RunStatus::Pending => println!("(waiting on: {})", result.text),
+        RunStatus::Done => print_out(&format!("{}\n", result.text)),
+        RunStatus::Pending => print_out(&format!("(waiting on: {})\n", result.text)),
         RunStatus::Incomplete => {
-            println!("{}", result.text);
+            print_out(&format!("{}\n", result.text))?;
             eprintln!(
                 "toolnexus: stopped by the {} limit",
                 result.limit.map_or("turn", |l| l.as_str())
             );
+            Ok(())
         }
     }
 }
