@@ -150,3 +150,31 @@ async fn server_filesystem_reads_a_real_file() {
     assert!(!schema.contains("$schema"), "{schema}");
     tk.close().await;
 }
+
+/// A 1×1 PNG, 70 bytes.
+const DOT_PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\x0d\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99\x3d\x1d\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+
+#[tokio::test]
+async fn server_filesystem_media_reaches_the_model_once() {
+    let Some(dir) = npm_bin() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let root_path = std::fs::canonicalize(root.path()).unwrap();
+    std::fs::write(root_path.join("dot.png"), DOT_PNG).unwrap();
+    let servers = json!({"fs": {"command": [bin(&dir, "mcp-server-filesystem"), root_path.display().to_string()], "timeout": 20000}});
+    let tk = toolkit_of(servers).await;
+    assert_connected(&tk, "fs");
+    let r = call(
+        &tk,
+        "fs_read_media_file",
+        json!({"path": root_path.join("dot.png")}),
+    )
+    .await;
+    // The server sends the image as a content part and again inside structuredContent: the
+    // part stays, and the JSON text names it instead of repeating its base64.
+    assert_eq!(
+        r.output,
+        r#"{"content":[{"type":"image","data":"image (image/png, 70 bytes)","mimeType":"image/png"}]}"#
+    );
+    assert_eq!(r.parts, [ContentPart::image_bytes(DOT_PNG, "image/png")]);
+    tk.close().await;
+}

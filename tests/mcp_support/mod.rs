@@ -146,3 +146,39 @@ pub fn npm_bin() -> Option<PathBuf> {
     }
     Some(bin)
 }
+
+/// The Python with the `mcp` 2.x SDK that runs the servers under `tests/peers/mcp`:
+/// `TOOLNEXUS_PYTHON_MCP2`, else `target/ci-venv-mcp2/bin/python` (what `.ci/run` installs),
+/// or `None` after [`peer_missing`].
+pub fn python_mcp2() -> Option<String> {
+    let python = std::env::var("TOOLNEXUS_PYTHON_MCP2").unwrap_or_else(|_| {
+        let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/ci-venv-mcp2/bin/python");
+        venv.display().to_string()
+    });
+    let probe = Command::new(&python)
+        .args(["-c", "import mcp.server.mcpserver"])
+        .output();
+    if probe.is_ok_and(|o| o.status.success()) {
+        return Some(python);
+    }
+    peer_missing(&format!(
+        "`{python}` cannot import the Python `mcp` 2.x SDK (set TOOLNEXUS_PYTHON_MCP2 to a venv \
+         python with `pip install mcp==2.3.0`)"
+    ));
+    None
+}
+
+/// `tests/peers/mcp/server.py` (the Python SDK peer), logging its events to `log`.
+pub fn py_server_command(python: &str, log: &std::path::Path) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/mcp/server.py");
+    json!([python, script.display().to_string(), log.display().to_string()])
+}
+
+/// The events `server.py` appended to `log` (one JSON object a line).
+pub fn py_events(log: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON event line"))
+        .collect()
+}

@@ -382,7 +382,9 @@ impl Session {
 
 fn describe(server: &str, e: &ServiceError) -> String {
     match e {
-        ServiceError::McpError(data) => format!("MCP error {}: {}", data.code.0, data.message),
+        // The server's own message, as the other ports give it: the JSON-RPC code is noise
+        // to the model.
+        ServiceError::McpError(data) => data.message.to_string(),
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
             format!("MCP server \"{server}\" is not connected ({e})")
         }
@@ -429,7 +431,7 @@ fn call_result(server: &str, wire: &Value) -> ToolResult {
             .with_parts(parts);
     }
     let output = match wire.get("structuredContent") {
-        Some(structured) if !structured.is_null() => structured.to_string(),
+        Some(structured) if !structured.is_null() => without_part_payloads(structured, &parts).to_string(),
         _ => {
             // An embedded resource carrying text is text the server meant the model to read.
             let embedded = content
@@ -451,6 +453,43 @@ fn call_result(server: &str, wire: &Value) -> ToolResult {
     ToolResult::success(output)
         .with_meta("server", meta)
         .with_parts(parts)
+}
+
+/// `structured` with every string that is the base64 payload of one of `parts` replaced by
+/// that part's summary (`image (image/png, 70 bytes)`): servers such as `server-filesystem`
+/// repeat an image inside `structuredContent`, and the model must not get the bytes twice,
+/// the second time as ~1.33 characters of text per byte.
+fn without_part_payloads(structured: &Value, parts: &[ContentPart]) -> Value {
+    let payloads: HashMap<&str, String> = parts
+        .iter()
+        .filter_map(|p| match p.as_media() {
+            Some((
+                _,
+                Media {
+                    source: MediaSource::Data(data),
+                    ..
+                },
+            )) => Some((data.as_str(), p.summary())),
+            _ => None,
+        })
+        .collect();
+    if payloads.is_empty() {
+        return structured.clone();
+    }
+    fn walk(value: &Value, payloads: &HashMap<&str, String>) -> Value {
+        match value {
+            Value::String(s) => match payloads.get(s.as_str()) {
+                Some(summary) => Value::String(summary.clone()),
+                None => value.clone(),
+            },
+            Value::Array(items) => Value::Array(items.iter().map(|v| walk(v, payloads)).collect()),
+            Value::Object(map) => {
+                Value::Object(map.iter().map(|(k, v)| (k.clone(), walk(v, payloads))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    walk(structured, &payloads)
 }
 
 fn collect_parts(content: &[Value]) -> Vec<ContentPart> {
@@ -725,6 +764,22 @@ mod tests {
         assert_eq!(r.parts.len(), 2);
         assert_eq!(r.parts[0].summary(), "file (application/pdf, 0 bytes)");
         assert_eq!(r.parts[1].summary(), "audio (audio/wav, 3 bytes)");
+    }
+
+    #[test]
+    fn an_image_in_structured_content_is_not_sent_twice() {
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==";
+        let r = call_result(
+            "fs",
+            &json!({"content": [{"type": "image", "data": png, "mimeType": "image/png"}],
+            "structuredContent": {"content": [{"type": "image", "data": png, "mimeType": "image/png"}],
+                "note": "kept", "other": "AAAA"}}),
+        );
+        assert_eq!(
+            r.output,
+            r#"{"content":[{"type":"image","data":"image (image/png, 70 bytes)","mimeType":"image/png"}],"note":"kept","other":"AAAA"}"#
+        );
+        assert_eq!(r.parts.len(), 1);
     }
 
     #[test]
