@@ -8,7 +8,14 @@ use toolnexus_mock::{MockModel, Scenario};
 fn run(base: &str, args: &[&str], stdin: &str, cwd: &std::path::Path) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolnexus"))
         .arg("run")
-        .args(["--base-url", base, "--model", "mock-model"])
+        .args([
+            "--base-url",
+            base,
+            "--model",
+            "mock-model",
+            "--api-key-env",
+            "OPENAI_API_KEY",
+        ])
         .args(args)
         .current_dir(cwd)
         .env("OPENAI_API_KEY", "test-key")

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::hooks::Hooks;
+use super::keys::{self, Redactor};
 use super::metrics::{MetricEvent, MetricsRegistry, OnMetric};
 use super::provider::{BodyTransform, Provider};
 use super::resilience::{ErrorDecision, ErrorInfo, OnError};
@@ -24,6 +25,7 @@ pub struct ClientBuilder {
     style: Option<Style>,
     model: Option<String>,
     api_key: Option<String>,
+    api_key_env: Option<String>,
     headers: Vec<(String, String)>,
     system_prompt: Option<String>,
     max_turns: Option<u32>,
@@ -78,9 +80,36 @@ impl ClientBuilder {
         self.model = Some(model.into());
         self
     }
-    /// The API key (else `OPENROUTER_API_KEY`, then the style's own variable). Never logged.
+    /// The API key. Without it (and without [`api_key_env`](Self::api_key_env)) the key
+    /// comes from the environment only for a provider's own https host:
+    /// `OPENROUTER_API_KEY` for openrouter.ai, `OPENAI_API_KEY` for api.openai.com,
+    /// `ANTHROPIC_API_KEY` for api.anthropic.com, `GEMINI_API_KEY` for
+    /// generativelanguage.googleapis.com. Never logged.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(key.into());
+        self
+    }
+    /// Read the API key from the environment variable `name` — how a key reaches any host
+    /// that is not a provider's own (a gateway, a local server).
+    ///
+    /// ```
+    /// use toolnexus::client::{Client, ConfigError, Style};
+    ///
+    /// let build = |b: toolnexus::client::ClientBuilder| {
+    ///     b.base_url("http://127.0.0.1:8080/v1").style(Style::OpenAi).model("m").build()
+    /// };
+    /// // A provider's environment key is never sent to another host ...
+    /// let err = build(Client::builder()).unwrap_err();
+    /// assert!(matches!(err, ConfigError::MissingApiKey { ref host, looked_for: None } if host == "127.0.0.1"));
+    /// // ... unless the host is given it by name.
+    /// let err = build(Client::builder().api_key_env("TOOLNEXUS_DOC_UNSET_KEY")).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "toolnexus: no API key for 127.0.0.1: TOOLNEXUS_DOC_UNSET_KEY is not set — set it, or set api_key or api_key_env(NAME)"
+    /// );
+    /// ```
+    pub fn api_key_env(mut self, name: impl Into<String>) -> Self {
+        self.api_key_env = Some(name.into());
         self
     }
     /// An extra request header (sent after, and so overriding, the built-in ones).
@@ -190,8 +219,8 @@ impl ClientBuilder {
             .base_url
             .filter(|u| !u.is_empty())
             .ok_or(ConfigError::MissingBaseUrl)?;
-        match url::Url::parse(&base_url) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => {}
+        let base = match url::Url::parse(&base_url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => u,
             Ok(u) => {
                 return Err(ConfigError::InvalidBaseUrl {
                     reason: format!("scheme \"{}\" is not http or https", u.scheme()),
@@ -204,12 +233,10 @@ impl ClientBuilder {
                     url: base_url,
                 });
             }
-        }
-        let api_key = self
-            .api_key
-            .filter(|k| !k.is_empty())
-            .or_else(|| env_key(style))
-            .ok_or(ConfigError::MissingApiKey)?;
+        };
+        let api_key = keys::resolve(self.api_key, self.api_key_env.as_deref(), &base, |var| {
+            std::env::var(var).ok()
+        })?;
         let mut request_params = self.request_params;
         request_params.retain(|k, _| {
             let reserved = matches!(k.as_str(), "messages" | "tools" | "stream");
@@ -226,9 +253,9 @@ impl ClientBuilder {
         Ok(Client {
             inner: Arc::new(Inner {
                 provider: Provider {
-                    endpoint: wire::endpoint(style, &base_url),
+                    endpoint: wire::endpoint(style, &base),
                     headers: wire::headers(style, &api_key, &self.headers),
-                    api_key,
+                    redactor: Redactor::new(&api_key, &base),
                     style,
                     transport,
                     retries: self.retries.unwrap_or(2),
@@ -251,16 +278,4 @@ impl ClientBuilder {
             }),
         })
     }
-}
-
-fn env_key(style: Style) -> Option<String> {
-    let get = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let own = match style {
-        Style::OpenAi => "OPENAI_API_KEY",
-        Style::Anthropic => "ANTHROPIC_API_KEY",
-    };
-    get("OPENROUTER_API_KEY")
-        .or_else(|| get(own))
-        .or_else(|| get("OPENAI_API_KEY"))
-        .or_else(|| get("ANTHROPIC_API_KEY"))
 }

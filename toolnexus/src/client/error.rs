@@ -33,9 +33,24 @@ pub enum ConfigError {
         /// Why it was rejected.
         reason: String,
     },
-    /// No API key was given and none is in the environment.
-    #[error("toolnexus: no API key: set api_key or OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY")]
-    MissingApiKey,
+    /// No API key for the base URL's host: none was given, and the environment variable
+    /// that may supply one (a provider's own, or the one `api_key_env` names) is unset.
+    #[error(
+        "toolnexus: no API key for {host}: {}",
+        match looked_for {
+            Some(var) => format!("{var} is not set — set it, or set api_key or api_key_env(NAME)"),
+            None => "set api_key or api_key_env(NAME) — OPENROUTER_API_KEY, OPENAI_API_KEY, \
+                     ANTHROPIC_API_KEY and GEMINI_API_KEY are only sent to their own hosts (openrouter.ai, \
+                     api.openai.com, api.anthropic.com, generativelanguage.googleapis.com, over https)"
+                .to_owned(),
+        }
+    )]
+    MissingApiKey {
+        /// The base URL's host.
+        host: String,
+        /// The environment variable that was read, when one applied.
+        looked_for: Option<String>,
+    },
 }
 
 crate::debug_as_display!(ConfigError);

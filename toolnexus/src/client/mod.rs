@@ -72,6 +72,7 @@ mod error;
 mod event;
 pub mod hooks;
 mod in_process;
+mod keys;
 pub mod metrics;
 mod options;
 mod provider;
@@ -133,7 +134,7 @@ pub(crate) struct Inner {
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
-            .field("endpoint", &self.inner.provider.endpoint)
+            .field("endpoint", &self.inner.provider.shown_endpoint())
             .field("style", &self.inner.provider.style)
             .field("model", &self.inner.model)
             .finish_non_exhaustive()

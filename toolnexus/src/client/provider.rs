@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::error::DecodeError;
 use super::event::Emitter;
+use super::keys::{self, Redactor};
 use super::metrics::Sink;
 use super::resilience::{self, ErrorInfo, OnError};
 use super::transport::{HttpRequest, HttpResponse, HttpTransport, TransportError};
@@ -27,8 +28,8 @@ pub(crate) struct Provider {
     pub(super) endpoint: String,
     /// Auth and extra headers, in send order.
     pub(super) headers: Vec<(String, String)>,
-    /// Only to redact it from a provider's error message.
-    pub(super) api_key: String,
+    /// Keeps the key (and the base URL's query values) out of every echoed error.
+    pub(super) redactor: Redactor,
     pub(super) transport: Arc<dyn HttpTransport>,
     pub(super) retries: u32,
     pub(super) retry_base: Duration,
@@ -48,6 +49,17 @@ enum Failure {
 }
 
 impl Provider {
+    /// The endpoint as it may be shown: query values (`?key=…`) replaced.
+    pub(crate) fn shown_endpoint(&self) -> String {
+        match url::Url::parse(&self.endpoint) {
+            Ok(mut u) => {
+                keys::redact_query(&mut u);
+                u.into()
+            }
+            Err(_) => self.redactor.redact(&self.endpoint),
+        }
+    }
+
     /// The bytes to send. Gap 1: `request_params` shallow-merged (they win), then
     /// `body_transform` — both work on a `Value`, so only a client that sets them pays for
     /// building one; every other body is serialized straight from the transcript.
@@ -150,12 +162,13 @@ impl Provider {
                 };
                 let error = ClientError::Provider {
                     status,
-                    message: wire::provider_message(&body, &self.api_key),
+                    message: wire::provider_message(&body, &self.redactor),
                     retry_after,
                 };
                 (info, wait, error)
             }
-            Failure::Net(e) => {
+            Failure::Net(mut e) => {
+                e.message = self.redactor.redact(&e.message);
                 let info = ErrorInfo {
                     status: None,
                     error: Some(e.message.clone()),

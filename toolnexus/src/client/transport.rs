@@ -241,8 +241,12 @@ impl HttpTransport for ReqwestTransport {
             for (k, v) in &request.headers {
                 builder = builder.header(k, v);
             }
-            // reqwest's error Display names the URL, never header values.
-            let resp = builder.send().await.map_err(|e| {
+            // reqwest's error Display names the URL (its query values hidden: a `?key=`),
+            // never header values.
+            let resp = builder.send().await.map_err(|mut e| {
+                if let Some(url) = e.url_mut() {
+                    super::keys::redact_query(url);
+                }
                 let hint = if e.is_connect() {
                     " (is the model server running, and is base_url right?)"
                 } else {
@@ -260,7 +264,10 @@ impl HttpTransport for ReqwestTransport {
             let body = resp
                 .bytes_stream()
                 .map(|r| {
-                    r.map_err(|e| {
+                    r.map_err(|mut e| {
+                        if let Some(url) = e.url_mut() {
+                            super::keys::redact_query(url);
+                        }
                         TransportError::network(format!(
                             "reading the response failed: {}",
                             crate::net::error_chain(&e)
