@@ -18,6 +18,13 @@ use super::wire::{self, Style};
 use super::{Client, ConfigError, Inner};
 use crate::suspend::{Answer, Request, WaitFor};
 
+/// The whole-run deadline of a client built without [`ClientBuilder::timeout`].
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// The read timeout of a client built without [`ClientBuilder::read_timeout`].
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(180);
+/// The `Retry-After` cap of a client built without [`ClientBuilder::max_retry_after`].
+pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
 /// Builds a [`Client`]; every setter is optional except base URL, style and model.
 #[derive(Default)]
 pub struct ClientBuilder {
@@ -32,6 +39,8 @@ pub struct ClientBuilder {
     retries: Option<u32>,
     retry_base: Option<Duration>,
     timeout: Option<Duration>,
+    read_timeout: Option<Duration>,
+    max_retry_after: Option<Duration>,
     connect_timeout: Option<Duration>,
     on_error: Option<OnError>,
     hooks: Hooks,
@@ -137,9 +146,43 @@ impl ClientBuilder {
         self.retry_base = Some(base);
         self
     }
-    /// Whole-run deadline; aborts the in-flight request when it elapses.
+    /// Whole-run deadline (default [`DEFAULT_TIMEOUT`], 10 minutes): when it elapses the
+    /// in-flight request (or tool) is aborted and the run fails with
+    /// [`ClientError::Timeout`](super::ClientError::Timeout).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+    /// The longest the model may stay silent — before its response starts, and between two
+    /// chunks of it (default [`DEFAULT_READ_TIMEOUT`], 3 minutes). A model that accepts a
+    /// request and never answers fails the attempt; after the retries the run fails with
+    /// [`ClientError::ReadTimeout`](super::ClientError::ReadTimeout).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolnexus::client::{Client, Style};
+    ///
+    /// let client = Client::builder()
+    ///     .base_url("https://api.openai.com/v1")
+    ///     .style(Style::OpenAi)
+    ///     .model("gpt-4o-mini")
+    ///     .api_key("sk-…")
+    ///     .timeout(Duration::from_secs(120)) // the whole run
+    ///     .read_timeout(Duration::from_secs(30)) // each silence
+    ///     .max_retry_after(Duration::from_secs(10)) // a longer Retry-After is not waited on
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = client;
+    /// ```
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = Some(timeout);
+        self
+    }
+    /// The longest `Retry-After` the client waits (default [`DEFAULT_MAX_RETRY_AFTER`], 60 s).
+    /// A provider asking for longer is not retried (the error carries its `retry_after`, so
+    /// the host can come back later); an `on_error` that retries anyway waits the cap.
+    pub fn max_retry_after(mut self, cap: Duration) -> Self {
+        self.max_retry_after = Some(cap);
         self
     }
     /// Connect timeout of the default transport (default 10 s).
@@ -260,6 +303,8 @@ impl ClientBuilder {
                     transport,
                     retries: self.retries.unwrap_or(2),
                     retry_base: self.retry_base.unwrap_or(Duration::from_millis(500)),
+                    read_timeout: self.read_timeout.unwrap_or(DEFAULT_READ_TIMEOUT),
+                    max_retry_after: self.max_retry_after.unwrap_or(DEFAULT_MAX_RETRY_AFTER),
                     on_error: self.on_error,
                     request_params,
                     body_transform: self.body_transform,
@@ -267,7 +312,7 @@ impl ClientBuilder {
                 model,
                 system_prompt: self.system_prompt,
                 max_turns: self.max_turns.unwrap_or(10),
-                timeout: self.timeout,
+                timeout: Some(self.timeout.unwrap_or(DEFAULT_TIMEOUT)),
                 hooks: self.hooks,
                 on_metric: self.on_metric,
                 wait_for: self.wait_for,

@@ -77,7 +77,14 @@ pub enum ClientError {
     },
     /// No response arrived (after any retries).
     #[error("LLM request failed: {0}")]
-    Transport(#[from] TransportError),
+    Transport(#[source] TransportError),
+    /// The model accepted the request and then sent nothing (no response, or no next chunk
+    /// of one) for the client's `read_timeout`, on every attempt.
+    #[error(
+        "LLM read timeout: the model sent nothing for {}ms (raise the client's read_timeout for a slow model)",
+        .0.as_millis()
+    )]
+    ReadTimeout(Duration),
     /// A 2xx response that is not the provider's JSON/SSE shape.
     #[error("LLM response could not be read: {0}")]
     Decode(#[from] DecodeError),
@@ -107,6 +114,15 @@ pub enum ClientError {
 }
 
 crate::debug_as_display!(ClientError);
+
+impl From<TransportError> for ClientError {
+    fn from(e: TransportError) -> Self {
+        match e.silent_for() {
+            Some(after) => ClientError::ReadTimeout(after),
+            None => ClientError::Transport(e),
+        }
+    }
+}
 
 /// A provider response that could not be read: what was wrong, and the parser's error
 /// when there was one.

@@ -93,7 +93,7 @@ use std::time::Duration;
 
 use crate::suspend::WaitFor;
 
-pub use builder::ClientBuilder;
+pub use builder::{ClientBuilder, DEFAULT_MAX_RETRY_AFTER, DEFAULT_READ_TIMEOUT, DEFAULT_TIMEOUT};
 pub use conversation::Conversation;
 pub use error::{BoxError, ClientError, ConfigError, DecodeError, ResumeError};
 pub use event::StreamEvent;
