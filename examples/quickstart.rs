@@ -13,8 +13,11 @@
 //! The model is the embedded default: a deterministic scripted model (`toolnexus-mock`)
 //! served on 127.0.0.1, which plans its tool calls from the prompt and the advertised tools.
 //! To talk to a real provider instead, set `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL`, optionally
-//! `TOOLNEXUS_STYLE` (`openai` | `anthropic`) and an API key (`OPENROUTER_API_KEY`,
-//! `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`).
+//! `TOOLNEXUS_STYLE` (`openai` | `anthropic`) and an API key: the provider's own variable
+//! (`OPENROUTER_API_KEY` for openrouter.ai, `OPENAI_API_KEY` for api.openai.com,
+//! `ANTHROPIC_API_KEY` for api.anthropic.com — each is sent only to its own host), or for any
+//! other host (a gateway, a local server) `TOOLNEXUS_API_KEY_ENV` naming the variable that
+//! holds the key.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -84,8 +87,9 @@ fn hint(e: &ClientError) -> Option<&'static str> {
         ClientError::Provider {
             status: 401 | 403, ..
         } => Some(
-            "the provider refused the API key: OPENROUTER_API_KEY is sent when set, else the \
-             style's own OPENAI_API_KEY or ANTHROPIC_API_KEY; check it is the key for TOOLNEXUS_BASE_URL",
+            "the provider refused the API key: check that the variable TOOLNEXUS_API_KEY_ENV names \
+             (or the provider's own OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY) holds \
+             the key for TOOLNEXUS_BASE_URL",
         ),
         ClientError::Provider { status: 404, .. } => {
             Some("not found: check TOOLNEXUS_BASE_URL (usually ends in /v1) and TOOLNEXUS_MODEL")
@@ -112,6 +116,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             let banner = format!("model: {model} at {url}");
             builder = builder.base_url(url).style(style).model(model);
             banner
+            // A host that is not a provider's own gets a key only when told which one.
+            if let Ok(var) = std::env::var("TOOLNEXUS_API_KEY_ENV") {
+                builder = builder.api_key_env(var);
+            }
         }
         None => {
             let mock = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;

@@ -53,7 +53,7 @@ impl Failure {
         // main prefixes every failure with "toolnexus: " already.
         let message = e.to_string().trim_start_matches("toolnexus: ").to_owned();
         match e {
-            toolnexus::client::ConfigError::MissingApiKey => Self::new(message),
+            toolnexus::client::ConfigError::MissingApiKey { .. } => Self::new(message),
             _ => Self::usage(message),
         }
     }

@@ -8,7 +8,14 @@ use toolnexus_mock::{MockModel, Scenario};
 fn run(base: &str, args: &[&str], stdin: &str, cwd: &std::path::Path) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolnexus"))
         .arg("run")
-        .args(["--base-url", base, "--model", "mock-model"])
+        .args([
+            "--base-url",
+            base,
+            "--model",
+            "mock-model",
+            "--api-key-env",
+            "OPENAI_API_KEY",
+        ])
         .args(args)
         .current_dir(cwd)
         .env("OPENAI_API_KEY", "test-key")
@@ -102,5 +109,44 @@ fn an_incomplete_run_exits_non_zero() {
     assert!(
         err.ends_with("\ntoolnexus: stopped by the maxTurns limit\n"),
         "{err}"
+fn timeout_and_retries_bound_a_model_that_never_answers() {
+    // Accepts every connection and never answers; holds the sockets until the test ends.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let accepted = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let held = accepted.clone();
+    std::thread::spawn(move || {
+        for sock in listener.incoming().flatten() {
+            held.lock().unwrap().push(sock);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        &base,
+        &[
+            "--once",
+            "hi",
+            "--timeout",
+            "1",
+            "--retries",
+            "0",
+            "--no-builtins",
+        ],
+        "",
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stderr),
+        "toolnexus: run timeout after 1000ms (client timeout budget)\n"
+    );
+    assert_eq!(accepted.lock().unwrap().len(), 1);
+
+    let o = run(&base, &["--once", "hi", "--timeout", "0"], "", dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("invalid value '0' for '--timeout <SECONDS>'"),
+        "{}",
+        text(&o.stderr)
     );
 }

@@ -3,6 +3,7 @@
 //! (the `question` tool, an `input` or `authorization` request) is asked on the terminal.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
@@ -17,7 +18,9 @@ use super::{Signals, ToolkitArgs, parse_style, print_out};
 use crate::Failure;
 
 /// Run an agent: the toolkit plus a model behind an OpenAI- or Anthropic-style endpoint.
-/// The API key comes from OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY.
+/// The API key comes from the variable `--api-key-env` names, else from the provider's own
+/// variable for its own https host only (OPENROUTER_API_KEY for openrouter.ai,
+/// OPENAI_API_KEY for api.openai.com, ANTHROPIC_API_KEY for api.anthropic.com).
 #[derive(Debug, Args)]
 pub struct Run {
     #[command(flatten)]
@@ -40,6 +43,16 @@ pub struct Run {
     /// LLM round trips per prompt.
     #[arg(long, default_value_t = 10)]
     max_turns: u32,
+    /// The environment variable holding the API key: how a key reaches a host that is not
+    /// a provider's own (a gateway, a local server).
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
+    /// Whole-run deadline per prompt, in seconds (default: the client's, 600).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    timeout: Option<u64>,
+    /// Retries per LLM request on 429/5xx/network errors (default: the client's, 2).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=20))]
+    retries: Option<u32>,
 }
 
 type Input = Arc<Mutex<Lines<BufReader<Stdin>>>>;
@@ -70,6 +83,15 @@ impl Run {
             .wait_for_fn(move |request| ask_on_terminal(input.clone(), request));
         if let Some(system) = &self.system {
             builder = builder.system_prompt(system);
+        }
+        if let Some(var) = &self.api_key_env {
+            builder = builder.api_key_env(var);
+        }
+        if let Some(secs) = self.timeout {
+            builder = builder.timeout(Duration::from_secs(secs));
+        }
+        if let Some(n) = self.retries {
+            builder = builder.retries(n);
         }
         builder.build().map_err(Failure::client)
     }

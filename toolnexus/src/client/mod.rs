@@ -72,6 +72,7 @@ mod error;
 mod event;
 pub mod hooks;
 mod in_process;
+mod keys;
 pub mod metrics;
 mod options;
 mod provider;
@@ -92,7 +93,7 @@ use std::time::Duration;
 
 use crate::suspend::WaitFor;
 
-pub use builder::ClientBuilder;
+pub use builder::{ClientBuilder, DEFAULT_MAX_RETRY_AFTER, DEFAULT_READ_TIMEOUT, DEFAULT_TIMEOUT};
 pub use conversation::Conversation;
 pub use error::{BoxError, ClientError, ConfigError, DecodeError, ResumeError};
 pub use event::StreamEvent;
@@ -133,7 +134,7 @@ pub(crate) struct Inner {
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
-            .field("endpoint", &self.inner.provider.endpoint)
+            .field("endpoint", &self.inner.provider.shown_endpoint())
             .field("style", &self.inner.provider.style)
             .field("model", &self.inner.model)
             .finish_non_exhaustive()

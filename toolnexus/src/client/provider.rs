@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::error::DecodeError;
 use super::event::Emitter;
+use super::keys::{self, Redactor};
 use super::metrics::Sink;
 use super::resilience::{self, ErrorInfo, OnError};
 use super::transport::{HttpRequest, HttpResponse, HttpTransport, TransportError};
@@ -27,11 +28,15 @@ pub(crate) struct Provider {
     pub(super) endpoint: String,
     /// Auth and extra headers, in send order.
     pub(super) headers: Vec<(String, String)>,
-    /// Only to redact it from a provider's error message.
-    pub(super) api_key: String,
+    /// Keeps the key (and the base URL's query values) out of every echoed error.
+    pub(super) redactor: Redactor,
     pub(super) transport: Arc<dyn HttpTransport>,
     pub(super) retries: u32,
     pub(super) retry_base: Duration,
+    /// The longest silence before a response starts, and between two chunks of it.
+    pub(super) read_timeout: Duration,
+    /// The longest `Retry-After` waited; a longer one ends the retries.
+    pub(super) max_retry_after: Duration,
     pub(super) on_error: Option<OnError>,
     pub(super) request_params: Map<String, Value>,
     pub(super) body_transform: Option<BodyTransform>,
@@ -48,6 +53,17 @@ enum Failure {
 }
 
 impl Provider {
+    /// The endpoint as it may be shown: query values (`?key=…`) replaced.
+    pub(crate) fn shown_endpoint(&self) -> String {
+        match url::Url::parse(&self.endpoint) {
+            Ok(mut u) => {
+                keys::redact_query(&mut u);
+                u.into()
+            }
+            Err(_) => self.redactor.redact(&self.endpoint),
+        }
+    }
+
     /// The bytes to send. Gap 1: `request_params` shallow-merged (they win), then
     /// `body_transform` — both work on a `Value`, so only a client that sets them pays for
     /// building one; every other body is serialized straight from the transcript.
@@ -138,24 +154,28 @@ impl Provider {
                 body,
                 retry_after,
             } => {
-                let wait = retry_after
-                    .as_deref()
-                    .and_then(resilience::parse_retry_after)
+                let asked = retry_after.as_deref().and_then(resilience::parse_retry_after);
+                // Honoured up to the cap: a provider asking for longer is not retried by
+                // default, and never waited on longer than the cap.
+                let within_cap = asked.is_none_or(|d| d <= self.max_retry_after);
+                let wait = asked
+                    .map(|d| d.min(self.max_retry_after))
                     .unwrap_or_else(|| resilience::backoff(self.retry_base, attempt));
                 let info = ErrorInfo {
                     status: Some(status),
                     error: None,
                     attempt,
-                    retryable: resilience::is_retryable_status(status),
+                    retryable: resilience::is_retryable_status(status) && within_cap,
                 };
                 let error = ClientError::Provider {
                     status,
-                    message: wire::provider_message(&body, &self.api_key),
+                    message: wire::provider_message(&body, &self.redactor),
                     retry_after,
                 };
                 (info, wait, error)
             }
-            Failure::Net(e) => {
+            Failure::Net(mut e) => {
+                e.message = self.redactor.redact(&e.message);
                 let info = ErrorInfo {
                     status: None,
                     error: Some(e.message.clone()),
@@ -163,13 +183,17 @@ impl Provider {
                     retryable: e.retryable,
                 };
                 let wait = resilience::backoff(self.retry_base, attempt);
-                (info, wait, ClientError::Transport(e))
+                (info, wait, e.into())
             }
         }
     }
 
     async fn attempt(&self, request: HttpRequest, whole: bool) -> Result<HttpResponse, Failure> {
-        let resp = self.transport.post(request).await.map_err(Failure::Net)?;
+        let resp = match tokio::time::timeout(self.read_timeout, self.transport.post(request)).await {
+            Ok(resp) => resp.map_err(Failure::Net)?,
+            Err(_) => return Err(Failure::Net(TransportError::read_timeout(self.read_timeout))),
+        };
+        let resp = resp.with_read_timeout(self.read_timeout);
         if (200..300).contains(&resp.status) {
             if !whole {
                 return Ok(resp);

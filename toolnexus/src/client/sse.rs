@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use eventsource_stream::Eventsource;
+use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 
@@ -31,6 +31,8 @@ pub(crate) async fn read_turn(
 fn events(resp: HttpResponse) -> impl Stream<Item = Result<(String, String), ClientError>> {
     resp.body.eventsource().map(|r| match r {
         Ok(ev) => Ok((ev.event, ev.data)),
+        // The body's own failure (a read timeout included) as it is.
+        Err(EventStreamError::Transport(e)) => Err(e.into()),
         Err(e) => Err(ClientError::Transport(
             TransportError::network(format!("reading the event stream failed: {e}")).with_source(e),
         )),

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::keys::Redactor;
 use crate::content::{ContentPart, UnsupportedPart};
 use crate::result::ToolResult;
 use crate::toolkit::Toolkit;
@@ -123,14 +124,18 @@ impl Usage {
 }
 
 /// The endpoint for a style: `/chat/completions`, or `/messages` with `/v1` appended to the
-/// base only when it does not already end in it.
-pub(crate) fn endpoint(style: Style, base_url: &str) -> String {
-    let base = base_url.trim_end_matches('/');
-    match style {
-        Style::OpenAi => format!("{base}/chat/completions"),
-        Style::Anthropic if base.ends_with("/v1") => format!("{base}/messages"),
-        Style::Anthropic => format!("{base}/v1/messages"),
-    }
+/// base path only when it does not already end in it. The path is appended to the base
+/// URL's path; its query (`?key=…`) stays a query.
+pub(crate) fn endpoint(style: Style, base: &url::Url) -> String {
+    let mut url = base.clone();
+    let path = base.path().trim_end_matches('/');
+    let tail = match style {
+        Style::OpenAi => "/chat/completions",
+        Style::Anthropic if path.ends_with("/v1") => "/messages",
+        Style::Anthropic => "/v1/messages",
+    };
+    url.set_path(&format!("{path}{tail}"));
+    url.into()
 }
 
 /// Auth + content-type headers, then the host's extra headers (which win by coming last).
@@ -541,8 +546,8 @@ impl PartEncoder {
 }
 
 /// The provider's error text as it may be shown: the JSON `error.message` when there is
-/// one, with the API key redacted should a gateway reflect it, capped at 200 chars.
-pub(crate) fn provider_message(body: &[u8], api_key: &str) -> String {
+/// one, every run of a secret redacted should a gateway reflect it, capped at 200 chars.
+pub(crate) fn provider_message(body: &[u8], redactor: &Redactor) -> String {
     let text = String::from_utf8_lossy(body);
     let parsed: Option<Value> = serde_json::from_str(&text).ok();
     let msg = parsed
@@ -553,13 +558,9 @@ pub(crate) fn provider_message(body: &[u8], api_key: &str) -> String {
                 .or_else(|| v.get("error").filter(|e| e.is_string()))
         })
         .and_then(Value::as_str)
-        .map(str::to_owned)
-        .unwrap_or_else(|| text.trim().to_owned());
-    let msg = if api_key.len() >= 4 {
-        msg.replace(api_key, "«redacted»")
-    } else {
-        msg
-    };
+        .unwrap_or_else(|| text.trim());
+    // Redacted before the cut, so no secret survives split across the edge.
+    let msg = redactor.redact(msg);
     if msg.chars().count() > 200 {
         let cut: String = msg.chars().take(200).collect();
         format!("{cut}…")
@@ -583,15 +584,24 @@ mod tests {
     use crate::content::{ContentPart, MediaKind};
 
     #[test]
-    fn endpoints_append_v1_only_when_absent() {
+    fn endpoints_append_v1_only_when_absent_and_keep_the_query() {
+        let at = |style, base: &str| endpoint(style, &url::Url::parse(base).unwrap());
         assert_eq!(
-            endpoint(Style::Anthropic, "https://api.anthropic.com"),
+            at(Style::Anthropic, "https://api.anthropic.com"),
             "https://api.anthropic.com/v1/messages"
         );
-        assert_eq!(endpoint(Style::Anthropic, "http://h/v1/"), "http://h/v1/messages");
+        assert_eq!(at(Style::Anthropic, "http://h/v1/"), "http://h/v1/messages");
         assert_eq!(
-            endpoint(Style::OpenAi, "http://h/api/v1/"),
+            at(Style::OpenAi, "http://h/api/v1/"),
             "http://h/api/v1/chat/completions"
+        );
+        assert_eq!(
+            at(Style::OpenAi, "http://h/v1?key=SECRET"),
+            "http://h/v1/chat/completions?key=SECRET"
+        );
+        assert_eq!(
+            at(Style::Anthropic, "http://h/?key=S&x=1"),
+            "http://h/v1/messages?key=S&x=1"
         );
     }
 
@@ -650,8 +660,14 @@ mod tests {
 
     #[test]
     fn provider_message_prefers_error_message_and_redacts_the_key() {
+        let base = url::Url::parse("http://h").unwrap();
+        let redactor = Redactor::new("sk-secret-123", &base);
         let body = br#"{"error":{"message":"bad key sk-secret-123","type":"auth"}}"#;
-        assert_eq!(provider_message(body, "sk-secret-123"), "bad key «redacted»");
-        assert_eq!(provider_message(b" upstream down ", "k"), "upstream down");
+        assert_eq!(provider_message(body, &redactor), "bad key «redacted»");
+        assert_eq!(
+            provider_message(br#"{"message":"ends secret-12"}"#, &redactor),
+            "ends «redacted»"
+        );
+        assert_eq!(provider_message(b" upstream down ", &redactor), "upstream down");
     }
 }
