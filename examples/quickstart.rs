@@ -115,11 +115,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 .parse()?;
             let banner = format!("model: {model} at {url}");
             builder = builder.base_url(url).style(style).model(model);
-            banner
             // A host that is not a provider's own gets a key only when told which one.
             if let Ok(var) = std::env::var("TOOLNEXUS_API_KEY_ENV") {
                 builder = builder.api_key_env(var);
             }
+            banner
         }
         None => {
             let mock = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;

@@ -109,6 +109,10 @@ fn an_incomplete_run_exits_non_zero() {
     assert!(
         err.ends_with("\ntoolnexus: stopped by the maxTurns limit\n"),
         "{err}"
+    );
+}
+
+#[test]
 fn timeout_and_retries_bound_a_model_that_never_answers() {
     // Accepts every connection and never answers; holds the sockets until the test ends.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
