@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::cache::PromptCache;
 use super::hooks::Hooks;
 use super::keys::{self, Redactor};
 use super::metrics::{MetricEvent, MetricsRegistry, OnMetric};
@@ -49,6 +50,7 @@ pub struct ClientBuilder {
     store: Option<Arc<dyn ConversationStore>>,
     request_params: Map<String, Value>,
     body_transform: Option<BodyTransform>,
+    prompt_cache: Option<PromptCache>,
     transport: Option<Arc<dyn HttpTransport>>,
     /// Set by [`Client::in_process`]: streaming is refused.
     pub(super) in_process: bool,
@@ -236,6 +238,16 @@ impl ClientBuilder {
         self.body_transform = Some(Arc::new(f));
         self
     }
+    /// Prompt caching (off by default; off, every body is byte-identical to a client
+    /// without it): Anthropic `cache_control` breakpoints after the tools, the system prompt
+    /// and the latest message; OpenAI's `prompt_cache_key` when the cache has a key. The
+    /// tokens read from and written to the cache come back in
+    /// [`Usage::cache_read_tokens`](super::Usage::cache_read_tokens) and
+    /// [`cache_creation_tokens`](super::Usage::cache_creation_tokens).
+    pub fn prompt_cache(mut self, cache: PromptCache) -> Self {
+        self.prompt_cache = Some(cache);
+        self
+    }
     /// The HTTP transport for LLM requests (default: reqwest).
     pub fn transport(mut self, transport: Arc<dyn HttpTransport>) -> Self {
         self.transport = Some(transport);
@@ -308,6 +320,7 @@ impl ClientBuilder {
                     on_error: self.on_error,
                     request_params,
                     body_transform: self.body_transform,
+                    prompt_cache: self.prompt_cache,
                 },
                 model,
                 system_prompt: self.system_prompt,

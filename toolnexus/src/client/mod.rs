@@ -67,6 +67,7 @@
 //! ```
 
 mod builder;
+mod cache;
 mod conversation;
 mod error;
 mod event;
@@ -94,6 +95,7 @@ use std::time::Duration;
 use crate::suspend::WaitFor;
 
 pub use builder::{ClientBuilder, DEFAULT_MAX_RETRY_AFTER, DEFAULT_READ_TIMEOUT, DEFAULT_TIMEOUT};
+pub use cache::PromptCache;
 pub use conversation::Conversation;
 pub use error::{BoxError, ClientError, ConfigError, DecodeError, ResumeError};
 pub use event::StreamEvent;

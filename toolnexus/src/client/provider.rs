@@ -10,6 +10,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::cache::PromptCache;
 use super::error::DecodeError;
 use super::event::Emitter;
 use super::keys::{self, Redactor};
@@ -40,6 +41,7 @@ pub(crate) struct Provider {
     pub(super) on_error: Option<OnError>,
     pub(super) request_params: Map<String, Value>,
     pub(super) body_transform: Option<BodyTransform>,
+    pub(super) prompt_cache: Option<PromptCache>,
 }
 
 /// Why one HTTP attempt failed.
@@ -64,17 +66,21 @@ impl Provider {
         }
     }
 
-    /// The bytes to send. Gap 1: `request_params` shallow-merged (they win), then
-    /// `body_transform` — both work on a `Value`, so only a client that sets them pays for
-    /// building one; every other body is serialized straight from the transcript.
+    /// The bytes to send. Gap 1: `request_params` shallow-merged (they win), the prompt
+    /// cache marks, then `body_transform` — all work on a `Value`, so only a client that
+    /// sets one pays for building it; every other body is serialized straight from the
+    /// transcript.
     pub(crate) fn encode(&self, body: &impl Serialize) -> Bytes {
-        if self.request_params.is_empty() && self.body_transform.is_none() {
+        if self.request_params.is_empty() && self.body_transform.is_none() && self.prompt_cache.is_none() {
             return serde_json::to_vec(body).unwrap_or_default().into();
         }
         let mut body = serde_json::to_value(body).unwrap_or_default();
         if let Value::Object(map) = &mut body {
             for (k, v) in &self.request_params {
                 map.insert(k.clone(), v.clone());
+            }
+            if let Some(cache) = &self.prompt_cache {
+                cache.apply(self.style, map);
             }
         }
         if let Some(f) = &self.body_transform {

@@ -84,11 +84,25 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// Total tokens.
     pub total_tokens: u64,
+    /// Prompt tokens read from the provider's prompt cache (Anthropic
+    /// `cache_read_input_tokens`, OpenAI `prompt_tokens_details.cached_tokens`). Serialized
+    /// only when non-zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (Anthropic
+    /// `cache_creation_input_tokens`). Serialized only when non-zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
     /// One response's `usage` object: OpenAI `prompt/completion/total_tokens`, Anthropic
-    /// `input_tokens`→prompt, `output_tokens`→completion (total = their sum).
+    /// `input_tokens`→prompt, `output_tokens`→completion (total = their sum); the cache
+    /// counts of both dialects.
     pub fn from_raw(style: Style, raw: &Value) -> Usage {
         let n = |k: &str| raw.get(k).and_then(Value::as_u64).unwrap_or(0);
         match style {
@@ -98,10 +112,16 @@ impl Usage {
                     0 => p + c,
                     t => t,
                 };
+                let cached = raw
+                    .pointer("/prompt_tokens_details/cached_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
                 Usage {
                     prompt_tokens: p,
                     completion_tokens: c,
                     total_tokens: total,
+                    cache_read_tokens: cached,
+                    cache_creation_tokens: 0,
                 }
             }
             Style::Anthropic => {
@@ -110,6 +130,8 @@ impl Usage {
                     prompt_tokens: p,
                     completion_tokens: c,
                     total_tokens: p + c,
+                    cache_read_tokens: n("cache_read_input_tokens"),
+                    cache_creation_tokens: n("cache_creation_input_tokens"),
                 }
             }
         }
@@ -120,6 +142,8 @@ impl Usage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.total_tokens += other.total_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_creation_tokens += other.cache_creation_tokens;
     }
 }
 
