@@ -14,6 +14,7 @@ use super::metrics::{MetricEvent, MetricsRegistry, OnMetric};
 use super::provider::{BodyTransform, Provider};
 use super::resilience::{ErrorDecision, ErrorInfo, OnError};
 use super::store::{ConversationStore, InMemoryStore};
+use super::tiers::ToolTiers;
 use super::transport::{HttpTransport, ReqwestTransport};
 use super::wire::{self, Style};
 use super::{Client, ConfigError, Inner};
@@ -51,6 +52,7 @@ pub struct ClientBuilder {
     request_params: Map<String, Value>,
     body_transform: Option<BodyTransform>,
     prompt_cache: Option<PromptCache>,
+    tool_tiers: Option<ToolTiers>,
     transport: Option<Arc<dyn HttpTransport>>,
     /// Set by [`Client::in_process`]: streaming is refused.
     pub(super) in_process: bool,
@@ -248,6 +250,16 @@ impl ClientBuilder {
         self.prompt_cache = Some(cache);
         self
     }
+    /// Tool tiers (off by default): each request declares only the `core` tools in full,
+    /// plus `tool_search` — whose description lists every other tool — and `call_tool`. The
+    /// model loads the schemas it needs with `tool_search` and calls a loaded tool by name
+    /// or through `call_tool`, which the loop unwraps into the real call (recorded, hooked
+    /// and measured under the real tool's name). The plan is built once per toolkit
+    /// ([`Client::tool_plan`](super::Client::tool_plan)).
+    pub fn tool_tiers(mut self, tiers: ToolTiers) -> Self {
+        self.tool_tiers = Some(tiers);
+        self
+    }
     /// The HTTP transport for LLM requests (default: reqwest).
     pub fn transport(mut self, transport: Arc<dyn HttpTransport>) -> Self {
         self.transport = Some(transport);
@@ -333,6 +345,8 @@ impl ClientBuilder {
                 registry: MetricsRegistry::new(),
                 encoder: wire::PartEncoder::new(),
                 in_process: self.in_process,
+                tiers: self.tool_tiers,
+                plans: Default::default(),
             }),
         })
     }

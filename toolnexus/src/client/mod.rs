@@ -84,6 +84,7 @@ mod run;
 mod sse;
 pub mod store;
 mod stream;
+mod tiers;
 pub mod translate;
 pub mod transport;
 pub mod wire;
@@ -108,6 +109,7 @@ pub use relay::{RelayResult, relay_answer, relay_tool};
 pub use resilience::{ErrorDecision, ErrorInfo, OnError};
 pub use result::{Limit, RunResult, RunStatus, ToolCallRecord};
 pub use store::{ConversationStore, FileStore, InMemoryStore, StoreError};
+pub use tiers::{CALL_TOOL, TOOL_SEARCH, ToolPlan, ToolTiers};
 pub use transport::{HttpRequest, HttpResponse, HttpTransport, ReqwestTransport, TransportError};
 pub use wire::{Style, UnknownStyle, Usage};
 
@@ -131,6 +133,15 @@ pub(crate) struct Inner {
     registry: MetricsRegistry,
     encoder: wire::PartEncoder,
     in_process: bool,
+    tiers: Option<ToolTiers>,
+    plans: tiers::Plans,
+}
+
+impl Inner {
+    pub(crate) fn tool_plan(&self, toolkit: &crate::Toolkit) -> Option<Arc<ToolPlan>> {
+        let tiers = self.tiers.as_ref()?;
+        (!toolkit.is_empty()).then(|| self.plans.get(tiers, toolkit))
+    }
 }
 
 impl fmt::Debug for Client {
@@ -157,6 +168,12 @@ impl Client {
     /// The conversation store (the one passed in, else the default in-memory one).
     pub fn store(&self) -> Arc<dyn ConversationStore> {
         self.inner.store.clone()
+    }
+
+    /// The tool tiers this client uses for `toolkit` — built on first use, then kept —
+    /// or `None` without [`tool_tiers`](ClientBuilder::tool_tiers).
+    pub fn tool_plan(&self, toolkit: &crate::Toolkit) -> Option<Arc<ToolPlan>> {
+        self.inner.tool_plan(toolkit)
     }
 
     /// The Prometheus text of everything this client recorded (SPEC §8).

@@ -17,7 +17,7 @@ use super::metrics::{MetricEvent, Sink};
 use super::wire::{self, Call, Declarations, Style, Turn, Usage};
 use super::{
     Client, ClientError, Inner, Limit, Prompt, RunOptions, RunResult, RunStatus, StreamEvent, ToolCallRecord,
-    relay,
+    relay, tiers,
 };
 use crate::context::ToolContext;
 use crate::result::ToolResult;
@@ -168,9 +168,11 @@ impl Inner {
         if let Some(p) = prompt {
             messages.push(json!({"role": "user", "content": p.into_content()}));
         }
+        // With tiers, the plan's declarations (core + tool_search + call_tool) go instead.
+        let plan = toolkit.and_then(|tk| self.tool_plan(tk));
         RunState {
             messages,
-            tools: Declarations::of(toolkit, style),
+            tools: Declarations::of(plan.as_ref().map(|p| p.declared()).or(toolkit), style),
             system,
             tool_calls: Vec::new(),
             usage: Usage::default(),
@@ -341,6 +343,10 @@ impl Run<'_> {
             let Turn {
                 message, text, calls, ..
             } = parsed;
+            let calls: Vec<Call> = match client.tiers {
+                Some(_) => calls.into_iter().map(tiers::unwrap).collect(),
+                None => calls,
+            };
             st.messages.push(message);
             if calls.is_empty() {
                 return Ok(Ending::Done(text));
@@ -454,6 +460,14 @@ impl Run<'_> {
                 );
             }
         };
+        if self.client.tiers.is_some()
+            && call.name == tiers::TOOL_SEARCH
+            && let Some(tk) = self.toolkit
+        {
+            let r = tiers::search(tk, &args);
+            self.emit_tool(&call.name, ToolSource::Builtin, &r, started);
+            return (args, r);
+        }
         let Some(tk) = self.toolkit else {
             let r = ToolResult::failure(format!("unknown tool: {}", call.name));
             if answer.is_none() {
