@@ -631,19 +631,66 @@ async fn messages(State(scenario): State<Scenario>, body: Bytes) -> Response {
     json_response(anthropic_response(model, &reply, usage))
 }
 
+/// The models the mock lists: id and display name.
+pub const MODELS: [(&str, &str); 3] = [
+    ("mock-model", "Mock Model"),
+    ("mock-planner", "Mock Planner"),
+    ("mock-bench", "Mock Bench"),
+];
+
+/// The largest page of the Anthropic model list, whatever `limit` asks: small, so a client
+/// has to follow `has_more`/`after_id` as it must with a real provider.
+pub const MODELS_PAGE: usize = 2;
+
+#[derive(Deserialize)]
+struct ModelsQuery {
+    limit: Option<usize>,
+    after_id: Option<String>,
+}
+
+/// `GET /v1/models` in the dialect of the asker: Anthropic's paged list when the request
+/// carries `anthropic-version`, else OpenAI's (OpenRouter's `name` and `context_length` on
+/// each entry).
+async fn models(headers: axum::http::HeaderMap, query: axum::extract::Query<ModelsQuery>) -> Response {
+    if headers.contains_key("anthropic-version") {
+        let start = match &query.after_id {
+            Some(after) => MODELS
+                .iter()
+                .position(|(id, _)| id == after)
+                .map_or(MODELS.len(), |i| i + 1),
+            None => 0,
+        };
+        let limit = query.limit.unwrap_or(20).clamp(1, MODELS_PAGE);
+        let page: Vec<Value> = MODELS
+            .iter()
+            .skip(start)
+            .take(limit)
+            .map(|(id, name)| json!({"type": "model", "id": id, "display_name": name, "created_at": "2025-01-01T00:00:00Z"}))
+            .collect();
+        let body = json!({
+            "has_more": start + page.len() < MODELS.len(),
+            "first_id": page.first().map(|m| m["id"].clone()),
+            "last_id": page.last().map(|m| m["id"].clone()),
+            "data": page,
+        });
+        return Json(body).into_response();
+    }
+    let data: Vec<Value> = MODELS
+        .iter()
+        .map(|(id, name)| json!({"id": id, "object": "model", "created": 0, "owned_by": "toolnexus-mock", "name": name, "context_length": 32768}))
+        .collect();
+    Json(json!({"object": "list", "data": data})).into_response()
+}
+
 /// The model's HTTP routes: `POST /v1/chat/completions` (and without `/v1`), `POST
-/// /v1/messages`, `GET /v1/models`.
+/// /v1/messages`, `GET /v1/models` (and without `/v1`).
 pub fn router(scenario: Scenario) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/chat/completions", post(chat))
         .route("/v1/messages", post(messages))
-        .route(
-            "/v1/models",
-            get(|| async {
-                Json(json!({"object": "list", "data": [{"id": "mock-model", "object": "model"}]}))
-            }),
-        )
+        .route("/v1/models", get(models))
+        .route("/models", get(models))
         .with_state(scenario)
 }
 

@@ -323,6 +323,7 @@ impl ClientBuilder {
                     endpoint: wire::endpoint(style, &base),
                     headers: wire::headers(style, &api_key, &self.headers),
                     redactor: Redactor::new(&api_key, &base),
+                    base,
                     style,
                     transport,
                     retries: self.retries.unwrap_or(2),

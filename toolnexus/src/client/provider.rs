@@ -27,6 +27,8 @@ pub type BodyTransform = Arc<dyn Fn(Value) -> Value + Send + Sync>;
 pub(crate) struct Provider {
     pub(super) style: Style,
     pub(super) endpoint: String,
+    /// The base URL as configured (the model list is found from it).
+    pub(super) base: url::Url,
     /// Auth and extra headers, in send order.
     pub(super) headers: Vec<(String, String)>,
     /// Keeps the key (and the base URL's query values) out of every echoed error.
@@ -42,6 +44,12 @@ pub(crate) struct Provider {
     pub(super) request_params: Map<String, Value>,
     pub(super) body_transform: Option<BodyTransform>,
     pub(super) prompt_cache: Option<PromptCache>,
+}
+
+#[derive(Clone, Copy)]
+enum Method {
+    Post,
+    Get,
 }
 
 /// Why one HTTP attempt failed.
@@ -142,10 +150,31 @@ impl Provider {
             headers: self.headers.clone(),
             body,
         };
+        self.retrying(request, Method::Post, whole).await
+    }
+
+    /// One GET answered with JSON, retried like any call (the model list).
+    pub(crate) async fn get_json(&self, url: String) -> Result<Value, ClientError> {
+        let request = HttpRequest {
+            url,
+            headers: self.headers.clone(),
+            body: Bytes::new(),
+        };
+        let resp = self.retrying(request, Method::Get, true).await?;
+        let bytes = resp.bytes().await?;
+        serde_json::from_slice::<Value>(&bytes).map_err(|e| DecodeError::json(e, &bytes).into())
+    }
+
+    async fn retrying(
+        &self,
+        request: HttpRequest,
+        method: Method,
+        whole: bool,
+    ) -> Result<HttpResponse, ClientError> {
         resilience::with_retries(self.retries, self.on_error.as_ref(), |attempt| {
             let request = request.clone();
             async move {
-                let reply = self.attempt(request, whole).await;
+                let reply = self.attempt(request, method, whole).await;
                 reply.map_err(|failure| self.classify(failure, attempt))
             }
         })
@@ -194,8 +223,17 @@ impl Provider {
         }
     }
 
-    async fn attempt(&self, request: HttpRequest, whole: bool) -> Result<HttpResponse, Failure> {
-        let resp = match tokio::time::timeout(self.read_timeout, self.transport.post(request)).await {
+    async fn attempt(
+        &self,
+        request: HttpRequest,
+        method: Method,
+        whole: bool,
+    ) -> Result<HttpResponse, Failure> {
+        let send = match method {
+            Method::Post => self.transport.post(request),
+            Method::Get => self.transport.get(request),
+        };
+        let resp = match tokio::time::timeout(self.read_timeout, send).await {
             Ok(resp) => resp.map_err(Failure::Net)?,
             Err(_) => return Err(Failure::Net(TransportError::read_timeout(self.read_timeout))),
         };

@@ -593,7 +593,7 @@ pub(crate) fn provider_message(body: &[u8], redactor: &Redactor) -> String {
     }
 }
 
-fn short(v: &Value) -> String {
+pub(crate) fn short(v: &Value) -> String {
     let s = v.to_string();
     if s.chars().count() > 200 {
         format!("{}…", s.chars().take(200).collect::<String>())
