@@ -1,6 +1,7 @@
 //! Prompt caching (issue 22): mark the stable prefix of every request so the provider can
 //! reuse it. Anthropic gets `cache_control` breakpoints after the tools, after the system
-//! prompt and on the latest message; OpenAI gets a `prompt_cache_key`. Opt-in: a client
+//! prompt and on the latest message; OpenAI gets a `prompt_cache_key`; Gemini, which caches
+//! on its own, gets nothing (its cached tokens still reach the usage). Opt-in: a client
 //! without [`PromptCache`] sends exactly the bytes it always did.
 //!
 //! The marks go on the wire body only, never into the transcript, so every request carries
@@ -60,6 +61,8 @@ impl PromptCache {
                     body.insert("prompt_cache_key".into(), key.as_str().into());
                 }
             }
+            // Gemini caches implicitly; its explicit `cachedContents` are out of scope.
+            Style::Gemini => {}
             Style::Anthropic => {
                 let mark = if self.long_ttl {
                     json!({"type": "ephemeral", "ttl": "1h"})

@@ -71,6 +71,7 @@ mod cache;
 mod conversation;
 mod error;
 mod event;
+mod gemini;
 pub mod hooks;
 mod in_process;
 mod keys;

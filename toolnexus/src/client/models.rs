@@ -1,6 +1,6 @@
 //! [`Client::list_models`] (issue 22): the provider's models, for switching between them.
 //! OpenAI style `GET {base}/models`; Anthropic style `GET {base}/v1/models`, followed page by
-//! page (`has_more`, `after_id`). Same key, headers, retries and read timeout as a run.
+//! page (`has_more`, `after_id`); Gemini `GET {base}/models` (`nextPageToken`). Same key, headers, retries and read timeout as a run.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -91,10 +91,44 @@ impl Client {
                     }
                 }
             }
+            Style::Gemini => {
+                let mut token: Option<String> = None;
+                for _ in 0..MAX_PAGES {
+                    let mut query = vec![("pageSize", "1000")];
+                    if let Some(token) = &token {
+                        query.push(("pageToken", token));
+                    }
+                    let body = provider
+                        .get_json(models_url(&provider.base, "/models", &query))
+                        .await?;
+                    let models = body["models"].as_array().ok_or_else(|| {
+                        DecodeError::shape(format!(
+                            "model list has no \"models\" array: {}",
+                            wire::short(&body)
+                        ))
+                    })?;
+                    out.extend(models.iter().filter_map(gemini_model));
+                    match body["nextPageToken"].as_str().filter(|t| !t.is_empty()) {
+                        Some(next) => token = Some(next.to_owned()),
+                        None => break,
+                    }
+                }
+            }
         }
         out.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(out)
     }
+}
+
+/// A Gemini `models[]` entry: `name` without its `models/` prefix, `displayName`,
+/// `inputTokenLimit`.
+fn gemini_model(m: &Value) -> Option<ModelInfo> {
+    let name = m["name"].as_str()?;
+    Some(ModelInfo {
+        id: name.strip_prefix("models/").unwrap_or(name).to_owned(),
+        name: m["displayName"].as_str().map(str::to_owned),
+        context_length: m["inputTokenLimit"].as_u64(),
+    })
 }
 
 /// `base` + `path`, its query (a `?key=`) kept and `query` appended.

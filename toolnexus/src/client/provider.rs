@@ -18,7 +18,7 @@ use super::metrics::Sink;
 use super::resilience::{self, ErrorInfo, OnError};
 use super::transport::{HttpRequest, HttpResponse, HttpTransport, TransportError};
 use super::wire::{self, Style, Turn, Usage};
-use super::{ClientError, sse};
+use super::{ClientError, gemini, sse};
 
 /// Rewrites each fully assembled request body just before it is sent.
 pub type BodyTransform = Arc<dyn Fn(Value) -> Value + Send + Sync>;
@@ -63,6 +63,14 @@ enum Failure {
 }
 
 impl Provider {
+    /// Where a call for `model` goes: the endpoint, or for Gemini the model's own method.
+    fn url_for(&self, model: &str, stream: bool) -> String {
+        match self.style {
+            Style::Gemini => gemini::endpoint(&self.endpoint, model, stream),
+            Style::OpenAi | Style::Anthropic => self.endpoint.clone(),
+        }
+    }
+
     /// The endpoint as it may be shown: query values (`?key=…`) replaced.
     pub(crate) fn shown_endpoint(&self) -> String {
         match url::Url::parse(&self.endpoint) {
@@ -106,16 +114,14 @@ impl Provider {
     ) -> Result<Value, ClientError> {
         let started = Instant::now();
         let result: Result<Value, ClientError> = async {
-            let resp = self.post_retrying(body, true).await?;
+            let resp = self.post_retrying(self.url_for(model, false), body, true).await?;
             let bytes = resp.bytes().await?;
             serde_json::from_slice::<Value>(&bytes).map_err(|e| DecodeError::json(e, &bytes).into())
         }
         .await;
         let usage = result
             .as_ref()
-            .ok()
-            .and_then(|v| v.get("usage"))
-            .map(|u| Usage::from_raw(self.style, u))
+            .map(|v| Usage::of_response(self.style, v))
             .unwrap_or_default();
         metrics.llm(model, result.is_ok(), usage, started);
         result
@@ -132,7 +138,7 @@ impl Provider {
     ) -> Result<Turn, ClientError> {
         let started = Instant::now();
         let result = async {
-            let resp = self.post_retrying(body, false).await?;
+            let resp = self.post_retrying(self.url_for(model, true), body, false).await?;
             sse::read_turn(self.style, resp, emitter).await
         }
         .await;
@@ -144,9 +150,14 @@ impl Provider {
     /// POST with retries on 429/5xx/network (or whatever `on_error` says, bounded by
     /// `retries`). `whole` reads the body inside the attempt, so a broken body retries too
     /// (the response then carries it in memory).
-    async fn post_retrying(&self, body: Bytes, whole: bool) -> Result<HttpResponse, ClientError> {
+    async fn post_retrying(
+        &self,
+        url: String,
+        body: Bytes,
+        whole: bool,
+    ) -> Result<HttpResponse, ClientError> {
         let request = HttpRequest {
-            url: self.endpoint.clone(),
+            url,
             headers: self.headers.clone(),
             body,
         };
