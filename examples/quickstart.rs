@@ -13,7 +13,7 @@
 //! The model is the embedded default: a deterministic scripted model (`toolnexus-mock`)
 //! served on 127.0.0.1, which plans its tool calls from the prompt and the advertised tools.
 //! To talk to a real provider instead, set `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL`, optionally
-//! `TOOLNEXUS_STYLE` (`openai` | `anthropic`) and an API key: the provider's own variable
+//! `TOOLNEXUS_STYLE` (`openai` | `anthropic` | `gemini`) and an API key: the provider's own variable
 //! (`OPENROUTER_API_KEY` for openrouter.ai, `OPENAI_API_KEY` for api.openai.com,
 //! `ANTHROPIC_API_KEY` for api.anthropic.com — each is sent only to its own host), or for any
 //! other host (a gateway, a local server) `TOOLNEXUS_API_KEY_ENV` naming the variable that

@@ -26,11 +26,11 @@ fn bad_configuration_is_a_typed_build_error() {
             .model("m")
             .api_key("k")
     };
-    let unknown = "gemini".parse::<Style>().unwrap_err();
-    assert_eq!(unknown, UnknownStyle("gemini".into()));
+    let unknown = "cohere".parse::<Style>().unwrap_err();
+    assert_eq!(unknown, UnknownStyle("cohere".into()));
     assert_eq!(
         unknown.to_string(),
-        "unknown client style \"gemini\" (expected \"openai\" or \"anthropic\")"
+        "unknown client style \"cohere\" (expected \"openai\", \"anthropic\" or \"gemini\")"
     );
     assert!(matches!(
         Client::builder()

@@ -82,14 +82,14 @@ fn a_bad_style_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let o = run(
         "http://127.0.0.1:9",
-        &["--style", "gemini", "--once", "x"],
+        &["--style", "cohere", "--once", "x"],
         "",
         dir.path(),
     );
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         text(&o.stderr),
-        "toolnexus: unknown client style \"gemini\" (expected \"openai\" or \"anthropic\")\n"
+        "toolnexus: unknown client style \"cohere\" (expected \"openai\", \"anthropic\" or \"gemini\")\n"
     );
 }
 

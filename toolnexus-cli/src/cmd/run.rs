@@ -17,7 +17,7 @@ use toolnexus::{Answer, Request, Toolkit};
 use super::{Signals, ToolkitArgs, parse_style, print_out};
 use crate::Failure;
 
-/// Run an agent: the toolkit plus a model behind an OpenAI- or Anthropic-style endpoint.
+/// Run an agent: the toolkit plus a model behind an OpenAI-, Anthropic- or Gemini-style endpoint.
 /// The API key comes from the variable `--api-key-env` names, else from the provider's own
 /// variable for its own https host only (OPENROUTER_API_KEY for openrouter.ai,
 /// OPENAI_API_KEY for api.openai.com, ANTHROPIC_API_KEY for api.anthropic.com).
@@ -28,7 +28,7 @@ pub struct Run {
     /// The provider base URL, e.g. https://openrouter.ai/api/v1.
     #[arg(long, value_name = "URL")]
     base_url: String,
-    /// Wire style: openai | anthropic.
+    /// Wire style: openai | anthropic | gemini.
     #[arg(long, default_value = "openai")]
     style: String,
     /// The model id, sent verbatim.

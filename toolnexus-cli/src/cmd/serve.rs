@@ -50,7 +50,7 @@ struct AgentArgs {
     /// The provider base URL, e.g. https://openrouter.ai/api/v1 (with `--a2a`).
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
-    /// Wire style: openai | anthropic.
+    /// Wire style: openai | anthropic | gemini.
     #[arg(long, default_value = "openai")]
     style: String,
     /// The model id, sent verbatim (with `--a2a`). The API key comes from the variable

@@ -7,12 +7,14 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::cache::PromptCache;
 use super::hooks::Hooks;
 use super::keys::{self, Redactor};
 use super::metrics::{MetricEvent, MetricsRegistry, OnMetric};
 use super::provider::{BodyTransform, Provider};
 use super::resilience::{ErrorDecision, ErrorInfo, OnError};
 use super::store::{ConversationStore, InMemoryStore};
+use super::tiers::ToolTiers;
 use super::transport::{HttpTransport, ReqwestTransport};
 use super::wire::{self, Style};
 use super::{Client, ConfigError, Inner};
@@ -49,6 +51,8 @@ pub struct ClientBuilder {
     store: Option<Arc<dyn ConversationStore>>,
     request_params: Map<String, Value>,
     body_transform: Option<BodyTransform>,
+    prompt_cache: Option<PromptCache>,
+    tool_tiers: Option<ToolTiers>,
     transport: Option<Arc<dyn HttpTransport>>,
     /// Set by [`Client::in_process`]: streaming is refused.
     pub(super) in_process: bool,
@@ -236,6 +240,26 @@ impl ClientBuilder {
         self.body_transform = Some(Arc::new(f));
         self
     }
+    /// Prompt caching (off by default; off, every body is byte-identical to a client
+    /// without it): Anthropic `cache_control` breakpoints after the tools, the system prompt
+    /// and the latest message; OpenAI's `prompt_cache_key` when the cache has a key. The
+    /// tokens read from and written to the cache come back in
+    /// [`Usage::cache_read_tokens`](super::Usage::cache_read_tokens) and
+    /// [`cache_creation_tokens`](super::Usage::cache_creation_tokens).
+    pub fn prompt_cache(mut self, cache: PromptCache) -> Self {
+        self.prompt_cache = Some(cache);
+        self
+    }
+    /// Tool tiers (off by default): each request declares only the `core` tools in full,
+    /// plus `tool_search` — whose description lists every other tool — and `call_tool`. The
+    /// model loads the schemas it needs with `tool_search` and calls a loaded tool by name
+    /// or through `call_tool`, which the loop unwraps into the real call (recorded, hooked
+    /// and measured under the real tool's name). The plan is built once per toolkit
+    /// ([`Client::tool_plan`](super::Client::tool_plan)).
+    pub fn tool_tiers(mut self, tiers: ToolTiers) -> Self {
+        self.tool_tiers = Some(tiers);
+        self
+    }
     /// The HTTP transport for LLM requests (default: reqwest).
     pub fn transport(mut self, transport: Arc<dyn HttpTransport>) -> Self {
         self.transport = Some(transport);
@@ -299,6 +323,7 @@ impl ClientBuilder {
                     endpoint: wire::endpoint(style, &base),
                     headers: wire::headers(style, &api_key, &self.headers),
                     redactor: Redactor::new(&api_key, &base),
+                    base,
                     style,
                     transport,
                     retries: self.retries.unwrap_or(2),
@@ -308,6 +333,7 @@ impl ClientBuilder {
                     on_error: self.on_error,
                     request_params,
                     body_transform: self.body_transform,
+                    prompt_cache: self.prompt_cache,
                 },
                 model,
                 system_prompt: self.system_prompt,
@@ -320,6 +346,8 @@ impl ClientBuilder {
                 registry: MetricsRegistry::new(),
                 encoder: wire::PartEncoder::new(),
                 in_process: self.in_process,
+                tiers: self.tool_tiers,
+                plans: Default::default(),
             }),
         })
     }

@@ -17,7 +17,7 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 #[non_exhaustive]
 pub enum ConfigError {
     /// No style was configured.
-    #[error("toolnexus: a client style is required (Style::OpenAi or Style::Anthropic)")]
+    #[error("toolnexus: a client style is required (Style::OpenAi, Style::Anthropic or Style::Gemini)")]
     MissingStyle,
     /// No model was configured.
     #[error("toolnexus: a model is required")]
@@ -103,6 +103,9 @@ pub enum ClientError {
     /// A durable resume was refused.
     #[error("toolnexus: cannot resume — {0}")]
     Resume(#[from] ResumeError),
+    /// The client's style cannot do what was asked.
+    #[error("toolnexus: {0}")]
+    Unsupported(&'static str),
     /// Streaming was asked of an in-process client.
     #[error(
         "toolnexus: an in-process client does not support streaming — `generate` returns a complete answer; use run/ask"

@@ -10,6 +10,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::cache::PromptCache;
 use super::error::DecodeError;
 use super::event::Emitter;
 use super::keys::{self, Redactor};
@@ -17,7 +18,7 @@ use super::metrics::Sink;
 use super::resilience::{self, ErrorInfo, OnError};
 use super::transport::{HttpRequest, HttpResponse, HttpTransport, TransportError};
 use super::wire::{self, Style, Turn, Usage};
-use super::{ClientError, sse};
+use super::{ClientError, gemini, sse};
 
 /// Rewrites each fully assembled request body just before it is sent.
 pub type BodyTransform = Arc<dyn Fn(Value) -> Value + Send + Sync>;
@@ -26,6 +27,8 @@ pub type BodyTransform = Arc<dyn Fn(Value) -> Value + Send + Sync>;
 pub(crate) struct Provider {
     pub(super) style: Style,
     pub(super) endpoint: String,
+    /// The base URL as configured (the model list is found from it).
+    pub(super) base: url::Url,
     /// Auth and extra headers, in send order.
     pub(super) headers: Vec<(String, String)>,
     /// Keeps the key (and the base URL's query values) out of every echoed error.
@@ -40,6 +43,13 @@ pub(crate) struct Provider {
     pub(super) on_error: Option<OnError>,
     pub(super) request_params: Map<String, Value>,
     pub(super) body_transform: Option<BodyTransform>,
+    pub(super) prompt_cache: Option<PromptCache>,
+}
+
+#[derive(Clone, Copy)]
+enum Method {
+    Post,
+    Get,
 }
 
 /// Why one HTTP attempt failed.
@@ -53,6 +63,14 @@ enum Failure {
 }
 
 impl Provider {
+    /// Where a call for `model` goes: the endpoint, or for Gemini the model's own method.
+    fn url_for(&self, model: &str, stream: bool) -> String {
+        match self.style {
+            Style::Gemini => gemini::endpoint(&self.endpoint, model, stream),
+            Style::OpenAi | Style::Anthropic => self.endpoint.clone(),
+        }
+    }
+
     /// The endpoint as it may be shown: query values (`?key=…`) replaced.
     pub(crate) fn shown_endpoint(&self) -> String {
         match url::Url::parse(&self.endpoint) {
@@ -64,17 +82,21 @@ impl Provider {
         }
     }
 
-    /// The bytes to send. Gap 1: `request_params` shallow-merged (they win), then
-    /// `body_transform` — both work on a `Value`, so only a client that sets them pays for
-    /// building one; every other body is serialized straight from the transcript.
+    /// The bytes to send. Gap 1: `request_params` shallow-merged (they win), the prompt
+    /// cache marks, then `body_transform` — all work on a `Value`, so only a client that
+    /// sets one pays for building it; every other body is serialized straight from the
+    /// transcript.
     pub(crate) fn encode(&self, body: &impl Serialize) -> Bytes {
-        if self.request_params.is_empty() && self.body_transform.is_none() {
+        if self.request_params.is_empty() && self.body_transform.is_none() && self.prompt_cache.is_none() {
             return serde_json::to_vec(body).unwrap_or_default().into();
         }
         let mut body = serde_json::to_value(body).unwrap_or_default();
         if let Value::Object(map) = &mut body {
             for (k, v) in &self.request_params {
                 map.insert(k.clone(), v.clone());
+            }
+            if let Some(cache) = &self.prompt_cache {
+                cache.apply(self.style, map);
             }
         }
         if let Some(f) = &self.body_transform {
@@ -92,16 +114,14 @@ impl Provider {
     ) -> Result<Value, ClientError> {
         let started = Instant::now();
         let result: Result<Value, ClientError> = async {
-            let resp = self.post_retrying(body, true).await?;
+            let resp = self.post_retrying(self.url_for(model, false), body, true).await?;
             let bytes = resp.bytes().await?;
             serde_json::from_slice::<Value>(&bytes).map_err(|e| DecodeError::json(e, &bytes).into())
         }
         .await;
         let usage = result
             .as_ref()
-            .ok()
-            .and_then(|v| v.get("usage"))
-            .map(|u| Usage::from_raw(self.style, u))
+            .map(|v| Usage::of_response(self.style, v))
             .unwrap_or_default();
         metrics.llm(model, result.is_ok(), usage, started);
         result
@@ -118,7 +138,7 @@ impl Provider {
     ) -> Result<Turn, ClientError> {
         let started = Instant::now();
         let result = async {
-            let resp = self.post_retrying(body, false).await?;
+            let resp = self.post_retrying(self.url_for(model, true), body, false).await?;
             sse::read_turn(self.style, resp, emitter).await
         }
         .await;
@@ -130,16 +150,42 @@ impl Provider {
     /// POST with retries on 429/5xx/network (or whatever `on_error` says, bounded by
     /// `retries`). `whole` reads the body inside the attempt, so a broken body retries too
     /// (the response then carries it in memory).
-    async fn post_retrying(&self, body: Bytes, whole: bool) -> Result<HttpResponse, ClientError> {
+    async fn post_retrying(
+        &self,
+        url: String,
+        body: Bytes,
+        whole: bool,
+    ) -> Result<HttpResponse, ClientError> {
         let request = HttpRequest {
-            url: self.endpoint.clone(),
+            url,
             headers: self.headers.clone(),
             body,
         };
+        self.retrying(request, Method::Post, whole).await
+    }
+
+    /// One GET answered with JSON, retried like any call (the model list).
+    pub(crate) async fn get_json(&self, url: String) -> Result<Value, ClientError> {
+        let request = HttpRequest {
+            url,
+            headers: self.headers.clone(),
+            body: Bytes::new(),
+        };
+        let resp = self.retrying(request, Method::Get, true).await?;
+        let bytes = resp.bytes().await?;
+        serde_json::from_slice::<Value>(&bytes).map_err(|e| DecodeError::json(e, &bytes).into())
+    }
+
+    async fn retrying(
+        &self,
+        request: HttpRequest,
+        method: Method,
+        whole: bool,
+    ) -> Result<HttpResponse, ClientError> {
         resilience::with_retries(self.retries, self.on_error.as_ref(), |attempt| {
             let request = request.clone();
             async move {
-                let reply = self.attempt(request, whole).await;
+                let reply = self.attempt(request, method, whole).await;
                 reply.map_err(|failure| self.classify(failure, attempt))
             }
         })
@@ -188,8 +234,17 @@ impl Provider {
         }
     }
 
-    async fn attempt(&self, request: HttpRequest, whole: bool) -> Result<HttpResponse, Failure> {
-        let resp = match tokio::time::timeout(self.read_timeout, self.transport.post(request)).await {
+    async fn attempt(
+        &self,
+        request: HttpRequest,
+        method: Method,
+        whole: bool,
+    ) -> Result<HttpResponse, Failure> {
+        let send = match method {
+            Method::Post => self.transport.post(request),
+            Method::Get => self.transport.get(request),
+        };
+        let resp = match tokio::time::timeout(self.read_timeout, send).await {
             Ok(resp) => resp.map_err(Failure::Net)?,
             Err(_) => return Err(Failure::Net(TransportError::read_timeout(self.read_timeout))),
         };

@@ -203,6 +203,17 @@ impl TransportError {
 pub trait HttpTransport: Send + Sync {
     /// POST `request` and return the response (any status; non-2xx is the caller's job).
     fn post(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>>;
+
+    /// GET `request.url` (its body is empty) — only [`Client::list_models`](super::Client::list_models)
+    /// uses it. The default refuses, so a transport that only POSTs need not care.
+    fn get(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
+        let _ = request;
+        Box::pin(async {
+            Err(TransportError::fatal(
+                "this transport does not support GET (list_models)",
+            ))
+        })
+    }
 }
 
 /// A transport from an async closure — the shape the seeds' mock `http-client` has.
@@ -279,12 +290,31 @@ impl Default for ReqwestTransport {
 
 impl HttpTransport for ReqwestTransport {
     fn post(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
+        let builder = match self.endpoint(&request.url) {
+            Some(url) => self.client.post(url),
+            None => self.client.post(&request.url),
+        };
+        self.send(builder, request)
+    }
+
+    fn get(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
+        let builder = self.client.get(&request.url);
+        self.send(builder, request)
+    }
+}
+
+impl ReqwestTransport {
+    fn send(
+        &self,
+        builder: reqwest::RequestBuilder,
+        request: HttpRequest,
+    ) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
         Box::pin(async move {
-            let mut builder = match self.endpoint(&request.url) {
-                Some(url) => self.client.post(url),
-                None => self.client.post(&request.url),
-            }
-            .body(request.body);
+            let mut builder = if request.body.is_empty() {
+                builder
+            } else {
+                builder.body(request.body)
+            };
             for (k, v) in &request.headers {
                 builder = builder.header(k, v);
             }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::gemini;
 use super::keys::Redactor;
 use crate::content::{ContentPart, UnsupportedPart};
 use crate::result::ToolResult;
@@ -30,14 +31,18 @@ pub enum Style {
     OpenAi,
     /// Anthropic Messages (`POST {base}/v1/messages`, `x-api-key`).
     Anthropic,
+    /// Google Gemini `generateContent` (`POST {base}/models/{model}:generateContent`,
+    /// `x-goog-api-key`), e.g. base `https://generativelanguage.googleapis.com/v1beta`.
+    Gemini,
 }
 
 impl Style {
-    /// `"openai"` or `"anthropic"`.
+    /// `"openai"`, `"anthropic"` or `"gemini"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Style::OpenAi => "openai",
             Style::Anthropic => "anthropic",
+            Style::Gemini => "gemini",
         }
     }
 }
@@ -48,14 +53,15 @@ impl fmt::Display for Style {
     }
 }
 
-/// `"openai"` or `"anthropic"`, as a CLI flag or a config file spells the style.
+/// `"openai"`, `"anthropic"` or `"gemini"`, as a CLI flag or a config file spells the style.
 ///
 /// ```
 /// use toolnexus::client::Style;
 ///
 /// assert_eq!("anthropic".parse::<Style>().unwrap(), Style::Anthropic);
-/// let err = "gemini".parse::<Style>().unwrap_err();
-/// assert_eq!(err.to_string(), r#"unknown client style "gemini" (expected "openai" or "anthropic")"#);
+/// assert_eq!("gemini".parse::<Style>().unwrap(), Style::Gemini);
+/// let err = "cohere".parse::<Style>().unwrap_err();
+/// assert_eq!(err.to_string(), r#"unknown client style "cohere" (expected "openai", "anthropic" or "gemini")"#);
 /// ```
 impl FromStr for Style {
     type Err = UnknownStyle;
@@ -63,14 +69,15 @@ impl FromStr for Style {
         match s {
             "openai" => Ok(Style::OpenAi),
             "anthropic" => Ok(Style::Anthropic),
+            "gemini" => Ok(Style::Gemini),
             other => Err(UnknownStyle(other.to_owned())),
         }
     }
 }
 
-/// A style name that is neither `openai` nor `anthropic` (the name as given).
+/// A style name that is not `openai`, `anthropic` or `gemini` (the name as given).
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown client style \"{0}\" (expected \"openai\" or \"anthropic\")")]
+#[error("unknown client style \"{0}\" (expected \"openai\", \"anthropic\" or \"gemini\")")]
 pub struct UnknownStyle(pub String);
 
 crate::debug_as_display!(UnknownStyle);
@@ -84,11 +91,25 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// Total tokens.
     pub total_tokens: u64,
+    /// Prompt tokens read from the provider's prompt cache (Anthropic
+    /// `cache_read_input_tokens`, OpenAI `prompt_tokens_details.cached_tokens`). Serialized
+    /// only when non-zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (Anthropic
+    /// `cache_creation_input_tokens`). Serialized only when non-zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
     /// One response's `usage` object: OpenAI `prompt/completion/total_tokens`, Anthropic
-    /// `input_tokens`→prompt, `output_tokens`→completion (total = their sum).
+    /// `input_tokens`→prompt, `output_tokens`→completion (total = their sum); the cache
+    /// counts of both dialects.
     pub fn from_raw(style: Style, raw: &Value) -> Usage {
         let n = |k: &str| raw.get(k).and_then(Value::as_u64).unwrap_or(0);
         match style {
@@ -98,10 +119,16 @@ impl Usage {
                     0 => p + c,
                     t => t,
                 };
+                let cached = raw
+                    .pointer("/prompt_tokens_details/cached_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
                 Usage {
                     prompt_tokens: p,
                     completion_tokens: c,
                     total_tokens: total,
+                    cache_read_tokens: cached,
+                    cache_creation_tokens: 0,
                 }
             }
             Style::Anthropic => {
@@ -110,9 +137,24 @@ impl Usage {
                     prompt_tokens: p,
                     completion_tokens: c,
                     total_tokens: p + c,
+                    cache_read_tokens: n("cache_read_input_tokens"),
+                    cache_creation_tokens: n("cache_creation_input_tokens"),
                 }
             }
+            Style::Gemini => gemini::usage(raw),
         }
+    }
+
+    /// The usage of a whole response body of `style` (`usage`, Gemini `usageMetadata`).
+    pub(crate) fn of_response(style: Style, body: &Value) -> Usage {
+        let key = if style == Style::Gemini {
+            "usageMetadata"
+        } else {
+            "usage"
+        };
+        body.get(key)
+            .map(|u| Usage::from_raw(style, u))
+            .unwrap_or_default()
     }
 
     /// Add `other` into `self`.
@@ -120,6 +162,8 @@ impl Usage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.total_tokens += other.total_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_creation_tokens += other.cache_creation_tokens;
     }
 }
 
@@ -133,6 +177,8 @@ pub(crate) fn endpoint(style: Style, base: &url::Url) -> String {
         Style::OpenAi => "/chat/completions",
         Style::Anthropic if path.ends_with("/v1") => "/messages",
         Style::Anthropic => "/v1/messages",
+        // The model and method follow per request (`gemini::endpoint`).
+        Style::Gemini => "/models",
     };
     url.set_path(&format!("{path}{tail}"));
     url.into()
@@ -146,6 +192,7 @@ pub(crate) fn headers(style: Style, api_key: &str, extra: &[(String, String)]) -
             ("x-api-key".to_owned(), api_key.to_owned()),
             ("anthropic-version".to_owned(), "2023-06-01".to_owned()),
         ],
+        Style::Gemini => vec![("x-goog-api-key".to_owned(), api_key.to_owned())],
     };
     h.push(("content-type".to_owned(), "application/json".to_owned()));
     h.extend(extra.iter().cloned());
@@ -166,11 +213,12 @@ impl Declarations {
             (Some(tk), _) if tk.is_empty() => Self::Listed(Vec::new()),
             (Some(tk), Style::OpenAi) => Self::Rendered(tk.to_openai_json()),
             (Some(tk), Style::Anthropic) => Self::Rendered(tk.to_anthropic_json()),
+            (Some(tk), Style::Gemini) => Self::Listed(tk.to_gemini()),
             (None, _) => Self::Listed(Vec::new()),
         }
     }
 
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         match self {
             Self::Rendered(_) => false,
             Self::Listed(list) => list.is_empty(),
@@ -195,12 +243,43 @@ impl Serialize for Declarations {
     }
 }
 
-/// A request body, key order as the other ports send it: OpenAI `model, messages, stream,
-/// stream_options, tools, tool_choice`; Anthropic `model, max_tokens, system, messages,
-/// stream, tools`. An empty tool list omits `tools` (and `tool_choice`) entirely — many
-/// providers reject `[]`. It serializes straight to bytes, borrowing the transcript.
+/// A request body of any style; it serializes straight to bytes, borrowing the transcript.
+pub(crate) enum Body<'a> {
+    Chat(ChatBody<'a>),
+    Gemini(gemini::Body<'a>),
+}
+
+impl Serialize for Body<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Chat(b) => b.serialize(s),
+            Self::Gemini(b) => b.serialize(s),
+        }
+    }
+}
+
+impl<'a> Body<'a> {
+    pub(crate) fn new(
+        style: Style,
+        model: &'a str,
+        system: &'a str,
+        messages: Vec<Cow<'a, Value>>,
+        tools: &'a Declarations,
+        stream: bool,
+    ) -> Self {
+        match style {
+            Style::Gemini => Self::Gemini(gemini::Body::new(system, messages, tools)),
+            _ => Self::Chat(ChatBody::new(style, model, system, messages, tools, stream)),
+        }
+    }
+}
+
+/// An OpenAI or Anthropic body, key order as the other ports send it: OpenAI `model,
+/// messages, stream, stream_options, tools, tool_choice`; Anthropic `model, max_tokens,
+/// system, messages, stream, tools`. An empty tool list omits `tools` (and `tool_choice`)
+/// entirely — many providers reject `[]`.
 #[derive(Serialize)]
-pub(crate) struct Body<'a> {
+pub(crate) struct ChatBody<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
@@ -222,8 +301,8 @@ struct StreamOptions {
     include_usage: bool,
 }
 
-impl<'a> Body<'a> {
-    pub(crate) fn new(
+impl<'a> ChatBody<'a> {
+    fn new(
         style: Style,
         model: &'a str,
         system: &'a str,
@@ -233,7 +312,7 @@ impl<'a> Body<'a> {
     ) -> Self {
         let tools = (!tools.is_empty()).then_some(tools);
         let anthropic = style == Style::Anthropic;
-        Body {
+        ChatBody {
             model,
             max_tokens: anthropic.then_some(4096),
             system: anthropic.then_some(system),
@@ -298,10 +377,7 @@ pub(crate) struct Turn {
 /// Parse a non-streaming response body. The assistant message is moved out of `data`,
 /// or copied when `keep` (an `after_llm` hook reads the whole response afterwards).
 pub(crate) fn parse_response(style: Style, data: &mut Value, keep: bool) -> Result<Turn, String> {
-    let usage = data
-        .get("usage")
-        .map(|u| Usage::from_raw(style, u))
-        .unwrap_or_default();
+    let usage = Usage::of_response(style, data);
     let out = |v: &mut Value| if keep { v.clone() } else { v.take() };
     match style {
         Style::OpenAi => {
@@ -350,6 +426,7 @@ pub(crate) fn parse_response(style: Style, data: &mut Value, keep: bool) -> Resu
                 usage,
             })
         }
+        Style::Gemini => gemini::parse_response(data, keep),
     }
 }
 
@@ -403,6 +480,15 @@ pub(crate) fn tool_result_block(use_id: &str, result: &ToolResult) -> Value {
     block
 }
 
+/// The `user` turn carrying one turn's tool results (Anthropic `tool_result` blocks, Gemini
+/// `functionResponse` parts; OpenAI results are messages of their own).
+pub(crate) fn results_message(style: Style, blocks: Vec<Value>) -> Value {
+    match style {
+        Style::Gemini => gemini::results_message(blocks),
+        _ => json!({"role": "user", "content": blocks}),
+    }
+}
+
 /// Whether a content block is rewritten on the way out: a tool result carrying parts, or
 /// a canonical media part. Messages without such blocks go out as they are, not cloned.
 fn needs_encoding(b: &Value) -> bool {
@@ -441,6 +527,7 @@ impl PartEncoder {
         let block = match style {
             Style::OpenAi => part.to_openai_block(),
             Style::Anthropic => part.to_anthropic_block(),
+            Style::Gemini => Ok(gemini::part_of(part)),
         };
         match block {
             Ok(b) => Ok(b),
@@ -569,7 +656,7 @@ pub(crate) fn provider_message(body: &[u8], redactor: &Redactor) -> String {
     }
 }
 
-fn short(v: &Value) -> String {
+pub(crate) fn short(v: &Value) -> String {
     let s = v.to_string();
     if s.chars().count() > 200 {
         format!("{}…", s.chars().take(200).collect::<String>())
