@@ -4,36 +4,12 @@
 //! background child holding its stdout.
 #![cfg(target_os = "linux")]
 
+mod support;
+
 use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A minimal MCP stdio server in POSIX sh. Writes its pid and its background child's pid to
-/// `$1`; with `$2 = mute` it never answers (a server stuck in `initialize`), otherwise it
-/// answers `initialize` and `tools/list` (one tool, `hang`) but never a `tools/call`. It
-/// touches `$1/asked` / `$1/called` when the first request / a call arrives.
-const SERVER: &str = r#"#!/bin/sh
-echo $$ > "$1/server.pid"
-sleep 1000 &
-echo $! > "$1/child.pid"
-trap '' INT TERM HUP
-while IFS= read -r line; do
-  : > "$1/asked"
-  [ "$2" = mute ] && continue
-  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
-  case "$line" in
-    *'"method":"initialize"'*)
-      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-03-26","capabilities":{"tools":{}},"serverInfo":{"name":"stubborn","version":"1"}}}\n' "$id" ;;
-    *'"method":"tools/list"'*)
-      printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"hang","inputSchema":{"type":"object"}}]}}\n' "$id" ;;
-    *'"method":"tools/call"'*)
-      : > "$1/called" ;;
-  esac
-done
-# stdin is closed: stay anyway.
-while :; do sleep 1; done
-"#;
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -43,13 +19,13 @@ struct Fixture {
 impl Fixture {
     fn new(mode: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let script = dir.path().join("server.sh");
-        std::fs::write(&script, SERVER).unwrap();
+        let mut command = support::script_server(
+            dir.path(),
+            &[r#"{"name":"hang","inputSchema":{"type":"object"}}"#],
+        );
+        command.push(mode.into());
         let config = dir.path().join("mcp.json");
-        let entry = serde_json::json!({"mcpServers": {"stubborn": {
-            "command": ["sh", script, dir.path(), mode],
-            "timeout": 60_000
-        }}});
+        let entry = serde_json::json!({"mcpServers": {"stubborn": {"command": command, "timeout": 60_000}}});
         std::fs::write(&config, entry.to_string()).unwrap();
         Fixture { dir, config }
     }
@@ -223,18 +199,13 @@ fn sigkill_of_the_cli_leaves_no_server_or_server_child_behind() {
 #[test]
 fn a_normal_exit_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("mcp.json");
-    let script = dir.path().join("server.sh");
+    let mut command = support::script_server(dir.path(), &[r#"{"name":"hang","inputSchema":{}}"#]);
     // Answers, then exits when stdin closes, like a well-behaved server.
-    std::fs::write(
-        &script,
-        SERVER.replace("while :; do sleep 1; done", "kill $(cat \"$1/child.pid\")"),
-    )
-    .unwrap();
+    command.extend(["answer".into(), "polite".into()]);
+    let config = dir.path().join("mcp.json");
     std::fs::write(
         &config,
-        serde_json::json!({"mcpServers": {"polite": {"command": ["sh", script, dir.path(), "answer"]}}})
-            .to_string(),
+        serde_json::json!({"mcpServers": {"polite": {"command": command}}}).to_string(),
     )
     .unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_toolnexus"))
