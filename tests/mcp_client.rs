@@ -38,15 +38,24 @@ async fn stdio_lists_every_page_and_prefixes_sanitized_names() {
         echo.input_schema(),
         &json!({"type": "object", "properties": {"text": {"type": "string"}}, "additionalProperties": false})
     );
-    // `$schema` stripped and `$defs` inlined before the schema reaches an adapter.
+    // `$schema` kept verbatim, `$defs` inlined before the schema reaches an adapter.
     assert_eq!(
         tk.get("test_srv_defs").unwrap().input_schema(),
-        &json!({"type": "object",
+        &json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
                 "properties": {"point": {"type": "object", "properties": {"x": {"type": "integer"}}}},
                 "required": ["point"], "additionalProperties": false})
     );
     let openai = serde_json::to_string(&tk.to_openai()).unwrap();
-    assert!(!openai.contains("$schema") && !openai.contains("$defs") && !openai.contains("$ref"));
+    assert!(openai.contains(
+        r#""parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","#
+    ));
+    assert!(!openai.contains("$defs") && !openai.contains("$ref"));
+    // Gemini's subset has no `$schema`.
+    assert!(
+        !serde_json::to_string(&tk.to_gemini())
+            .unwrap()
+            .contains("$schema")
+    );
     tk.close().await;
 }
 

@@ -147,7 +147,8 @@ async fn server_filesystem_reads_a_real_file() {
     let r = call(&tk, "fs_read_text_file", json!({"path": "/etc/hostname"})).await;
     assert!(r.is_error, "{r:?}");
     let schema = serde_json::to_string(tk.get("fs_read_text_file").unwrap().input_schema()).unwrap();
-    assert!(!schema.contains("$schema"), "{schema}");
+    // The server's `$schema` passes through verbatim (SPEC §2).
+    assert!(schema.contains(r#""$schema":"#), "{schema}");
     tk.close().await;
 }
 

@@ -1,5 +1,7 @@
 //! The `toolnexus` binary as a real child process.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -373,4 +375,42 @@ fn help_and_version_succeed() {
     }
     let o = run(&["--version"]);
     assert_eq!(stdout(&o), format!("toolnexus {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn an_mcp_tool_schema_keeps_its_dollar_schema_verbatim() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut command = support::script_server(
+        tmp.path(),
+        &[
+            r#"{"name":"meta","description":"Has a dialect","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"q":{"type":"string"}}}}"#,
+        ],
+    );
+    command.extend(["answer".into(), "polite".into()]);
+    let cfg = tmp.path().join("mcp.json");
+    let doc = serde_json::json!({"mcpServers": {"s": {"command": command}}});
+    std::fs::write(&cfg, doc.to_string()).unwrap();
+    let tools = |format: &str| {
+        let o = run(&[
+            "tools",
+            "--no-builtins",
+            "--format",
+            format,
+            "--config",
+            cfg.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    assert_eq!(
+        tools("openai"),
+        "[{\"type\":\"function\",\"function\":{\"name\":\"s_meta\",\"description\":\"Has a dialect\",\
+         \"parameters\":{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\
+         \"properties\":{\"q\":{\"type\":\"string\"}},\"additionalProperties\":false}}}]\n"
+    );
+    assert!(tools("anthropic").contains(
+        "\"input_schema\":{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+    ));
+    // Gemini's schema subset has no `$schema`.
+    assert!(!tools("gemini").contains("$schema"));
 }
