@@ -2,13 +2,22 @@
 tests/mcp_python.rs: it lets a test kill it, change its tool list, report progress and
 record a cancellation.
 
-Usage: server.py LOG [stdio|sse|streamable-http PORT]
-Every event the test checks is appended to LOG as one JSON line.
+Usage: server.py LOG [stdio | sse PORT | streamable-http PORT [SESSION_IDLE_SECONDS]]
+Every event the test checks is appended to LOG as one JSON line. With PEER_ONCE=PATH in the
+environment the server starts only once: a second start finds PATH and exits with status 3
+(a server that cannot be restarted).
 """
 
 import json
 import os
 import sys
+
+ONCE = os.environ.get("PEER_ONCE")
+if ONCE:
+    if os.path.exists(ONCE):
+        print("refusing a second start", file=sys.stderr)
+        sys.exit(3)
+    open(ONCE, "w").close()
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -71,5 +80,7 @@ if __name__ == "__main__":
     transport = sys.argv[2] if len(sys.argv) > 2 else "stdio"
     if transport == "stdio":
         server.run()
+    elif transport == "streamable-http" and len(sys.argv) > 4:
+        server.run(transport, host="127.0.0.1", port=int(sys.argv[3]), session_idle_timeout=float(sys.argv[4]))
     else:
         server.run(transport, host="127.0.0.1", port=int(sys.argv[3]))
