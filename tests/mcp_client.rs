@@ -169,6 +169,28 @@ async fn a_server_that_dies_mid_call_fails_that_call_and_the_next_restarts_it() 
     tk.close().await;
 }
 
+#[tokio::test]
+async fn a_server_killed_between_calls_is_restarted_by_the_next_call() {
+    let tk = toolkit_of(stdio_server("k", &[], json!({"timeout": 5000}))).await;
+    let pid = |tk: &Toolkit| {
+        let tk = tk.clone();
+        async move { call(&tk, "k_pid", json!({})).await.output }
+    };
+    let before = pid(&tk).await;
+    let status = std::process::Command::new("kill")
+        .args(["-9", &before])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(wait_dead(before.parse().unwrap(), Duration::from_secs(5)));
+    // No call fails: the exited process is seen before the request is written.
+    let r = call(&tk, "k_echo", json!({"text": "x"})).await;
+    assert!(!r.is_error, "{r:?}");
+    assert_ne!(pid(&tk).await, before);
+    assert_connected(&tk, "k");
+    tk.close().await;
+}
+
 async fn pids(tk: &Toolkit, server: &str) -> (u32, u32) {
     let pid = call(tk, &format!("{server}_pid"), json!({}))
         .await

@@ -178,3 +178,60 @@ async fn server_filesystem_media_reaches_the_model_once() {
     assert_eq!(r.parts, [ContentPart::image_bytes(DOT_PNG, "image/png")]);
     tk.close().await;
 }
+
+#[tokio::test]
+async fn server_everything_resources_as_tools_and_annotations_on_tools() {
+    let Some(dir) = npm_bin() else { return };
+    let servers = json!({"ev": {"command": [bin(&dir, "mcp-server-everything")], "timeout": 20000}});
+    let plain = toolkit_of(servers.clone()).await;
+    assert!(plain.get("ev_list_resources").is_none(), "resources are opt-in");
+    plain.close().await;
+
+    let tk = toolkit_with(servers, LoadOptions::default().resources(true)).await;
+    assert_connected(&tk, "ev");
+    // Annotations travel on the tool, as the server listed them.
+    let echo = tk.get("ev_echo").unwrap().annotations().cloned().unwrap();
+    assert_eq!(
+        (
+            echo.read_only_hint,
+            echo.destructive_hint,
+            echo.idempotent_hint,
+            echo.open_world_hint
+        ),
+        (Some(true), Some(false), Some(true), Some(false))
+    );
+    let gzip = tk
+        .get("ev_gzip-file-as-resource")
+        .unwrap()
+        .annotations()
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (gzip.read_only_hint, gzip.open_world_hint),
+        (Some(false), Some(true))
+    );
+
+    let list = tk.get("ev_list_resources").expect("the resource lister");
+    assert_eq!(list.annotations().unwrap().read_only_hint, Some(true));
+    let r = call(&tk, "ev_list_resources", json!({})).await;
+    assert!(!r.is_error, "{r:?}");
+    let page: Value = serde_json::from_str(&r.output).unwrap();
+    let first = &page["resources"][0];
+    assert_eq!(
+        first,
+        &json!({"uri": "demo://resource/static/document/architecture.md", "name": "architecture.md",
+            "mimeType": "text/markdown", "description": "Static document file exposed from /docs: architecture.md"})
+    );
+    let r = call(&tk, "ev_read_resource", json!({"uri": first["uri"]})).await;
+    assert!(
+        r.output.starts_with("# Everything Server – Architecture\n"),
+        "{}",
+        r.output
+    );
+    assert_eq!(r.metadata.as_ref().unwrap()["server"], "ev");
+    let r = call(&tk, "ev_read_resource", json!({})).await;
+    assert_eq!(r.output, "uri is required (a string)");
+    let r = call(&tk, "ev_read_resource", json!({"uri": "demo://no/such/thing"})).await;
+    assert!(r.is_error, "{r:?}");
+    tk.close().await;
+}

@@ -21,13 +21,14 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{self, McpConfig, ServerConfig, Transport, expand_env};
+use super::resources;
 use super::session::{Conn, Notices, Session};
 use super::{McpError, McpStatus, McpStatuses};
 use crate::child::{self, ChildGuard};
 use crate::content::{ContentPart, Media, MediaSource};
 use crate::result::ToolResult;
 use crate::suspend::{Answer, AnswerReason, Request, WaitFor, new_request_id};
-use crate::tool::{Tool, ToolSource, sanitize};
+use crate::tool::{Tool, ToolAnnotations, ToolSource, sanitize};
 use crate::toolkit::{Closeable, Toolkit};
 
 /// The newest revision with an `initialize` handshake: what every peer in the wild speaks.
@@ -38,6 +39,7 @@ const PROTOCOL_VERSION: &str = "2025-11-25";
 pub struct LoadOptions {
     wait_for: Option<WaitFor>,
     cancel: CancellationToken,
+    resources: bool,
 }
 
 impl LoadOptions {
@@ -46,6 +48,14 @@ impl LoadOptions {
     /// compliant servers never elicit.
     pub fn wait_for(mut self, wait_for: WaitFor) -> Self {
         self.wait_for = Some(wait_for);
+        self
+    }
+
+    /// Offer each server's MCP resources as two more tools, `<server>_list_resources` and
+    /// `<server>_read_resource` (only for servers that declare the `resources` capability;
+    /// a listed tool of the same name wins). Off by default: the tool set stays the SPEC's.
+    pub fn resources(mut self, on: bool) -> Self {
+        self.resources = on;
         self
     }
 
@@ -62,6 +72,7 @@ impl fmt::Debug for LoadOptions {
         f.debug_struct("LoadOptions")
             .field("wait_for", &self.wait_for.is_some())
             .field("cancel", &self.cancel.is_cancelled())
+            .field("resources", &self.resources)
             .finish()
     }
 }
@@ -198,6 +209,8 @@ pub struct ToolInfo {
     pub description: String,
     /// Its input schema, made provider-safe like a loaded tool's.
     pub input_schema: Value,
+    /// Its behaviour hints (`readOnlyHint`, `destructiveHint`, …), when the server gave any.
+    pub annotations: Option<ToolAnnotations>,
 }
 
 /// The result of [`list_mcp_tools`].
@@ -251,12 +264,20 @@ pub async fn load(config: &McpConfig, opts: LoadOptions) -> Result<McpSource, Mc
         match outcome {
             Ok((session, listed)) => {
                 config::warn_unknown_filter_names(server, listed.iter().map(|t| t.name.as_str()));
+                let first = source.tools.len();
                 source.tools.extend(
                     listed
                         .into_iter()
                         .filter(|t| config::tool_allowed(server.tools.as_ref(), &t.name))
                         .map(|t| mcp_tool(&session, t)),
                 );
+                if opts.resources && session.offers_resources() {
+                    let resource_tools = resources::resource_tools(&session)
+                        .into_iter()
+                        .filter(|r| !source.tools[first..].iter().any(|t| t.name() == r.name()))
+                        .collect::<Vec<_>>();
+                    source.tools.extend(resource_tools);
+                }
                 source.sessions.push(session);
                 loaded.insert(server.name.as_str(), McpStatus::Connected);
             }
@@ -308,6 +329,7 @@ pub async fn list_mcp_tools(config: &McpConfig, cancel: CancellationToken) -> Re
                         name: t.name,
                         description: t.description,
                         input_schema: t.input_schema,
+                        annotations: t.annotations,
                     })
                     .collect();
                 inventory.tools.insert(server.name.clone(), infos);
@@ -346,6 +368,7 @@ pub(super) struct Listed {
     pub(super) name: String,
     pub(super) description: String,
     pub(super) input_schema: Value,
+    pub(super) annotations: Option<ToolAnnotations>,
 }
 
 pub(super) fn describe(server: &str, e: &ServiceError) -> String {
@@ -364,14 +387,18 @@ fn mcp_tool(session: &Arc<Session>, listed: Listed) -> Tool {
     let name = format!("{}_{}", sanitize(session.name()), sanitize(&listed.name));
     let session = Arc::clone(session);
     let original = Arc::<str>::from(listed.name);
-    Tool::new(name, move |args, ctx| {
+    let tool = Tool::new(name, move |args, ctx| {
         let session = Arc::clone(&session);
         let original = Arc::clone(&original);
         async move { session.call(&original, args, &ctx).await }
     })
     .with_description(listed.description)
     .with_schema(listed.input_schema)
-    .with_source(ToolSource::Mcp)
+    .with_source(ToolSource::Mcp);
+    match listed.annotations {
+        Some(annotations) => tool.with_annotations(annotations),
+        None => tool,
+    }
 }
 
 /// Map a `CallToolResult` (as wire JSON) to a [`ToolResult`] like every port: `isError` ⇒

@@ -16,6 +16,8 @@ use serde::{Serialize, Serializer};
 mod client;
 pub mod config;
 #[cfg(feature = "mcp")]
+mod resources;
+#[cfg(feature = "mcp")]
 mod schema;
 #[cfg(feature = "serve")]
 pub mod serve;

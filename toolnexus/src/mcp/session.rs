@@ -37,6 +37,8 @@ pub(super) struct Conn {
     pub(super) peer: Peer<RoleClient>,
     running: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     child: Mutex<Option<ChildGuard>>,
+    /// Set when a call saw the connection fail, before the protocol loop may have noticed.
+    lost: AtomicBool,
 }
 
 impl Conn {
@@ -45,7 +47,21 @@ impl Conn {
             peer: running.peer().clone(),
             running: tokio::sync::Mutex::new(Some(running)),
             child: Mutex::new(child),
+            lost: AtomicBool::new(false),
         }
+    }
+
+    /// `true` once the connection cannot carry a request: a call saw it fail, the protocol
+    /// loop ended, or (stdio) the server process exited — the last checked first-hand, so a
+    /// call right after a crash restarts the server instead of writing into a dead pipe.
+    fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+            || self.peer.is_transport_closed()
+            || lock(&self.child).as_mut().is_some_and(ChildGuard::has_exited)
+    }
+
+    fn is_stdio(&self) -> bool {
+        lock(&self.child).is_some()
     }
 
     pub(super) async fn close(&self, limit: Duration) {
@@ -79,6 +95,8 @@ impl Conn {
                     name: tool.name.to_string(),
                     description: tool.description.as_deref().unwrap_or("").to_owned(),
                     input_schema: schema::input_schema(&wire["inputSchema"]),
+                    // Hints a server got wrong are dropped, never a failed listing.
+                    annotations: serde_json::from_value(wire["annotations"].clone()).ok(),
                 });
             }
             match page.next_cursor {
@@ -261,7 +279,7 @@ impl Session {
             return Err(format!("MCP server \"{}\" failed: {reason}", self.name()));
         }
         match lock(&self.conn).clone() {
-            Some(conn) if !conn.peer.is_transport_closed() => return Ok(conn),
+            Some(conn) if !conn.is_lost() => return Ok(conn),
             _ if self.closed.load(Ordering::SeqCst) => {
                 return Err(format!("MCP server \"{}\" is closed", self.name()));
             }
@@ -280,7 +298,7 @@ impl Session {
             return Err(format!("MCP server \"{}\" failed: {reason}", self.name()));
         }
         let dead = match lock(&self.conn).clone() {
-            Some(conn) if !conn.peer.is_transport_closed() => return Ok(conn),
+            Some(conn) if !conn.is_lost() => return Ok(conn),
             other => other,
         };
         if let Some(dead) = dead {
@@ -336,22 +354,67 @@ impl Session {
             Value::Null => Map::new(),
             _ => return self.failure("tool arguments must be a JSON object"),
         };
-        let conn = match self.live().await {
-            Ok(conn) => conn,
-            Err(reason) => return self.failure(reason),
-        };
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = Some(arguments);
         let limit = ctx.timeout.unwrap_or(self.config.timeout);
+        let mut outcome = self.call_once(tool, &arguments, limit, ctx).await;
+        if let Err(CallError::Undelivered) = &outcome {
+            // The request never reached the server (the write to its stdin failed): safe
+            // to send again on a restarted server.
+            outcome = self.call_once(tool, &arguments, limit, ctx).await;
+        }
+        match outcome {
+            Ok(ServerResult::CallToolResult(result)) => match serde_json::to_value(&result) {
+                Ok(wire) => call_result(self.name(), &wire),
+                Err(e) => self.failure(format!("unreadable tools/call result: {e}")),
+            },
+            Ok(_) => self.failure("the server answered tools/call with an unexpected result"),
+            Err(CallError::Unavailable(reason)) => self.failure(reason),
+            Err(CallError::Service(ServiceError::Timeout { .. })) => self.failure(format!(
+                "MCP server \"{}\" did not answer tools/call \"{tool}\" within {}ms",
+                self.name(),
+                limit.as_millis()
+            )),
+            // The call may have run: it is not repeated. The next call restarts the server.
+            Err(CallError::Lost(e)) => self.failure(format!(
+                "MCP server \"{}\" closed the connection during tools/call \"{tool}\" ({e}); the next call \
+                 restarts it",
+                self.name()
+            )),
+            Err(CallError::Undelivered) => self.failure(format!(
+                "MCP server \"{}\" closed its input before tools/call \"{tool}\" could be sent, twice",
+                self.name()
+            )),
+            Err(CallError::Service(e)) => self.failure(describe(self.name(), &e)),
+        }
+    }
+
+    /// One `tools/call` on the live connection (restarted first if it was lost).
+    async fn call_once(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        limit: Duration,
+        ctx: &ToolContext,
+    ) -> Result<ServerResult, CallError> {
+        let conn = self.live().await.map_err(CallError::Unavailable)?;
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(arguments.clone());
         // Progress restarts the idle timeout; a server reporting progress forever is still
         // stopped after the longest timeout there is.
         let options = PeerRequestOptions::with_timeout(limit)
             .reset_timeout_on_progress()
             .with_max_total_timeout(MAX_TIMEOUT);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let lost = |e: ServiceError| {
+            conn.lost.store(true, Ordering::SeqCst);
+            match e {
+                ServiceError::TransportSend(_) if conn.is_stdio() => CallError::Undelivered,
+                e => CallError::Lost(e),
+            }
+        };
         let handle = match conn.peer.send_request_with_option(request, options).await {
             Ok(handle) => handle,
-            Err(e) => return self.failure(describe(self.name(), &e)),
+            Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => return Err(lost(e)),
+            Err(e) => return Err(CallError::Service(e)),
         };
         let mut in_flight = InFlight {
             peer: conn.peer.clone(),
@@ -367,29 +430,59 @@ impl Session {
         // Answered, timed out (rmcp sent the cancel) or lost: nothing left to cancel.
         in_flight.answered = true;
         match outcome {
-            Ok(ServerResult::CallToolResult(result)) => match serde_json::to_value(&result) {
-                Ok(wire) => call_result(self.name(), &wire),
-                Err(e) => self.failure(format!("unreadable tools/call result: {e}")),
-            },
-            Ok(_) => self.failure("the server answered tools/call with an unexpected result"),
-            Err(ServiceError::Timeout { .. }) => self.failure(format!(
-                "MCP server \"{}\" did not answer tools/call \"{tool}\" within {}ms",
-                self.name(),
-                limit.as_millis()
-            )),
-            // The call may have run: it is not repeated. The next call restarts the server.
-            Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => self.failure(format!(
-                "MCP server \"{}\" closed the connection during tools/call \"{tool}\" ({e}); the next call \
-                 restarts it",
-                self.name()
-            )),
-            Err(e) => self.failure(describe(self.name(), &e)),
+            Ok(result) => Ok(result),
+            Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => Err(lost(e)),
+            Err(e) => Err(CallError::Service(e)),
         }
     }
 
-    fn failure(&self, message: impl std::fmt::Display) -> ToolResult {
+    /// One request other than `tools/call` (a resource listing or read) on the live
+    /// connection, bounded by the server's timeout; its result as wire JSON.
+    pub(super) async fn request(&self, request: ClientRequest, what: &str) -> Result<Value, String> {
+        let conn = self.live().await?;
+        let limit = self.config.timeout;
+        match conn
+            .request(request, PeerRequestOptions::with_timeout(limit))
+            .await
+        {
+            Ok(result) => serde_json::to_value(&result).map_err(|e| format!("unreadable {what} result: {e}")),
+            Err(ServiceError::Timeout { .. }) => Err(format!(
+                "MCP server \"{}\" did not answer {what} within {}ms",
+                self.name(),
+                limit.as_millis()
+            )),
+            Err(e) => {
+                if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+                    conn.lost.store(true, Ordering::SeqCst);
+                }
+                Err(describe(self.name(), &e))
+            }
+        }
+    }
+
+    /// Whether the server declared the `resources` capability when it was initialized.
+    pub(super) fn offers_resources(&self) -> bool {
+        lock(&self.conn)
+            .as_ref()
+            .and_then(|c| c.peer.peer_info())
+            .is_some_and(|info| info.capabilities.resources.is_some())
+    }
+
+    pub(super) fn failure(&self, message: impl std::fmt::Display) -> ToolResult {
         ToolResult::failure(message).with_meta("server", json!(self.name()))
     }
+}
+
+/// Why one `tools/call` attempt got no result.
+enum CallError {
+    /// The server is failed or closed (the message says which).
+    Unavailable(String),
+    /// The connection dropped after the request may have reached the server.
+    Lost(ServiceError),
+    /// Writing the request to the server's stdin failed: it never arrived.
+    Undelivered,
+    /// Any other protocol error (a timeout, the server's JSON-RPC error).
+    Service(ServiceError),
 }
 
 /// A `tools/call` awaiting its answer. Dropped before the answer — the caller's token was
