@@ -232,22 +232,21 @@ async fn a_tool_list_change_is_applied_to_the_toolkit() {
     tk.close().await;
 }
 
-#[tokio::test]
-async fn an_expired_http_session_is_initialized_again() {
-    let Some(python) = python_mcp2() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut command = py_server_command(&python, &dir.path().join("events.jsonl"));
-    // The server reaps a session idle for a second; its id then answers 404.
-    for arg in ["streamable-http", &port.to_string(), "1"] {
-        command.as_array_mut().unwrap().push(json!(arg));
-    }
-    let argv: Vec<String> = serde_json::from_value(command).unwrap();
-    let mut server = tokio::process::Command::new(&argv[0])
+/// `server.py` serving `transport` on `port` (default: a free loopback port), once it
+/// listens; killed on drop.
+async fn py_http(
+    python: &str,
+    log: &std::path::Path,
+    transport: &str,
+    port: Option<u16>,
+) -> (tokio::process::Child, u16) {
+    let port = port.unwrap_or_else(|| {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        free.local_addr().unwrap().port()
+    });
+    let mut argv: Vec<String> = serde_json::from_value(py_server_command(python, log)).unwrap();
+    argv.extend([transport.to_owned(), port.to_string()]);
+    let server = tokio::process::Command::new(&argv[0])
         .args(&argv[1..])
         .kill_on_drop(true)
         .stdout(std::process::Stdio::null())
@@ -262,19 +261,26 @@ async fn an_expired_http_session_is_initialized_again() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    (server, port)
+}
+
+#[tokio::test]
+async fn a_restarted_http_server_gets_a_new_session() {
+    let Some(python) = python_mcp2() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events.jsonl");
+    let (mut server, port) = py_http(&python, &log, "streamable-http", None).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let tk = toolkit_of(json!({"py": {"url": url, "timeout": 20000}})).await;
     assert_connected(&tk, "py");
-    assert_eq!(
-        call(&tk, "py_echo", json!({"text": "one"})).await.output,
-        r#"{"result":"one"}"#
-    );
-    tokio::time::sleep(Duration::from_millis(2500)).await;
-    // The session expired: one new `initialize`, and the call goes through on the new session.
-    assert_eq!(
-        call(&tk, "py_echo", json!({"text": "two"})).await.output,
-        r#"{"result":"two"}"#
-    );
+    let first = call(&tk, "py_session", json!({})).await.output;
+    assert!(first.len() > 20, "a session id: {first}");
+    // A redeploy: the new process knows no session, so the old id answers 404.
+    server.kill().await.unwrap();
+    let (mut server, _) = py_http(&python, &log, "streamable-http", Some(port)).await;
+    let second = call(&tk, "py_session", json!({})).await;
+    assert!(!second.is_error, "{second:?}");
+    assert_ne!(second.output, first, "a new session");
     tk.close().await;
     let _ = server.kill().await;
 }
@@ -285,7 +291,7 @@ async fn progress_is_a_stream_event_between_the_call_and_its_result() {
     let dir = tempfile::tempdir().unwrap();
     let tk = py_toolkit(&python, &dir.path().join("events.jsonl"), json!({})).await;
     let turn1 = client_mock::Reply::openai_sse([
-        json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"py_slow","arguments":"{\"steps\":2,\"delay_ms\":10}"}}]}}]}),
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"py_slow","arguments":"{\"steps\":3,\"delay_ms\":100}"}}]}}]}),
         json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
     ]);
     let turn2 = client_mock::Reply::openai_sse([
@@ -310,14 +316,46 @@ async fn progress_is_a_stream_event_between_the_call_and_its_result() {
             _ => None,
         })
         .collect();
+    // The last report races the answer (rmcp hands notifications to the handler on tasks of
+    // their own), and one that comes after the answer is dropped: the first two are certain.
+    let last = around.len() - 1;
     assert_eq!(
-        around,
+        around[..3],
         [
             "call py_slow",
-            "progress c1 py_slow 1/2 step 1",
-            "progress c1 py_slow 2/2 step 2",
-            r#"result py_slow {"result":"done after 2 steps"}"#
+            "progress c1 py_slow 1/3 step 1",
+            "progress c1 py_slow 2/3 step 2",
         ]
     );
+    assert!(
+        around.len() == 4 || around[3] == "progress c1 py_slow 3/3 step 3",
+        "{around:?}"
+    );
+    assert_eq!(around[last], r#"result py_slow {"result":"done after 3 steps"}"#);
     tk.close().await;
+}
+
+#[tokio::test]
+async fn a_legacy_sse_server_is_reached_through_the_fallback() {
+    let Some(python) = python_mcp2() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, port) = py_http(&python, &dir.path().join("events.jsonl"), "sse", None).await;
+    let tk =
+        toolkit_of(json!({"py": {"url": format!("http://127.0.0.1:{port}/sse"), "timeout": 20000}})).await;
+    assert_connected(&tk, "py");
+    assert_eq!(
+        call(&tk, "py_echo", json!({"text": "sse"})).await.output,
+        r#"{"result":"sse"}"#
+    );
+    // Progress arrives as events on the stream, like any other server message.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    let ctx = ToolContext::default().with_progress(move |p: Progress| sink.lock().unwrap().push(p.progress));
+    let r = tk
+        .execute("py_slow", json!({"steps": 2, "delay_ms": 10}), ctx)
+        .await;
+    assert_eq!(r.output, r#"{"result":"done after 2 steps"}"#);
+    assert_eq!(*seen.lock().unwrap(), [1.0, 2.0]);
+    tk.close().await;
+    let _ = server.kill().await;
 }

@@ -87,7 +87,8 @@ impl ToolContext {
     }
 
     /// Hand the call's progress reports to `f` (a host's progress bar). It runs on the task
-    /// that reads the tool's transport: keep it short.
+    /// that reads the tool's transport: keep it short. A report that arrives after the
+    /// call's answer is dropped.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};

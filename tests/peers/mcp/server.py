@@ -2,7 +2,7 @@
 tests/mcp_python.rs: it lets a test kill it, change its tool list, report progress and
 record a cancellation.
 
-Usage: server.py LOG [stdio | sse PORT | streamable-http PORT [SESSION_IDLE_SECONDS]]
+Usage: server.py LOG [stdio | sse PORT | streamable-http PORT]
 Every event the test checks is appended to LOG as one JSON line. With PEER_ONCE=PATH in the
 environment the server starts only once: a second start finds PATH and exits with status 3
 (a server that cannot be restarted).
@@ -45,6 +45,14 @@ def pid() -> int:
 
 
 @server.tool()
+def session(ctx: Context) -> str:
+    """The HTTP session id this call came on (streamable HTTP), else "none"."""
+    request = ctx.request_context.request
+    headers = getattr(request, "headers", None) or {}
+    return headers.get("mcp-session-id", "none")
+
+
+@server.tool()
 def backend_down() -> str:
     """Fail with a JSON-RPC error (code -32603), not an isError result."""
     raise MCPError(code=-32603, message="the backend is down")
@@ -80,7 +88,5 @@ if __name__ == "__main__":
     transport = sys.argv[2] if len(sys.argv) > 2 else "stdio"
     if transport == "stdio":
         server.run()
-    elif transport == "streamable-http" and len(sys.argv) > 4:
-        server.run(transport, host="127.0.0.1", port=int(sys.argv[3]), session_idle_timeout=float(sys.argv[4]))
     else:
         server.run(transport, host="127.0.0.1", port=int(sys.argv[3]))

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, ProgressNotificationParam,
 };
@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{self, McpConfig, ServerConfig, Transport, expand_env};
 use super::resources;
 use super::session::{Conn, Notices, Session};
+use super::sse;
 use super::{McpError, McpStatus, McpStatuses};
 use crate::child::{self, ChildGuard};
 use crate::content::{ContentPart, Media, MediaSource};
@@ -532,7 +533,7 @@ pub(super) async fn connect(
     notices: &Arc<Notices>,
 ) -> Result<(Conn, Vec<Listed>), String> {
     let limit = server.timeout;
-    let handler = Handler::new(wait_for, Arc::clone(notices));
+    let handler = Handler::new(wait_for.clone(), Arc::clone(notices));
     let ms = limit.as_millis();
     let initialize_failed = |e: rmcp::service::ClientInitializeError| format!("initialize failed: {e}");
     let timed_out = |_| format!("initialize timed out after {ms}ms");
@@ -547,12 +548,18 @@ pub(super) async fn connect(
             Conn::new(running, Some(child))
         }
         Transport::Remote { url, headers } => {
-            let transport = http_transport(url, headers.iter(), limit)?;
-            let running = tokio::time::timeout(limit, handler.serve(transport))
-                .await
-                .map_err(timed_out)?
-                .map_err(initialize_failed)?;
-            Conn::new(running, None)
+            let (client, headers) = http_client(headers.iter(), limit)?;
+            let streamable = streamable_transport(client.clone(), url, &headers, limit);
+            let fallback = || Handler::new(wait_for.clone(), Arc::clone(notices));
+            match tokio::time::timeout(limit, handler.serve(streamable)).await {
+                Ok(Ok(running)) => Conn::new(running, None),
+                Ok(Err(e)) => {
+                    sse_fallback(initialize_failed(e), client, url, headers, limit, fallback()).await?
+                }
+                Err(elapsed) => {
+                    sse_fallback(timed_out(elapsed), client, url, headers, limit, fallback()).await?
+                }
+            }
         }
     };
     match tokio::time::timeout(limit, conn.list_tools(&server.name, limit)).await {
@@ -597,12 +604,40 @@ fn spawn<'a>(
     Ok((spawned.child, spawned.stdout, spawned.stdin))
 }
 
-fn http_transport<'a>(
+/// After streamable HTTP failed with `failed`: the legacy HTTP+SSE transport, when the server
+/// gives the MCP specification's signal for it (a 4xx answer to the `initialize` POST);
+/// otherwise `failed` stands.
+async fn sse_fallback(
+    failed: String,
+    client: reqwest::Client,
     url: &str,
+    headers: HeaderMap,
+    limit: Duration,
+    handler: Handler,
+) -> Result<Conn, String> {
+    if !sse::legacy_signal(&client, url, &headers, limit).await {
+        return Err(failed);
+    }
+    let transport = sse::Sse::connect(client, url, headers, limit)
+        .await
+        .map_err(|e| format!("{failed}; SSE fallback: {e}"))?;
+    match tokio::time::timeout(limit, handler.serve(transport)).await {
+        Ok(Ok(running)) => Ok(Conn::new(running, None)),
+        Ok(Err(e)) => Err(format!("{failed}; SSE fallback: initialize failed: {e}")),
+        Err(_) => Err(format!(
+            "{failed}; SSE fallback: initialize timed out after {}ms",
+            limit.as_millis()
+        )),
+    }
+}
+
+/// The HTTP client and the configured headers (values expanded and marked sensitive) one
+/// remote server's transports use.
+fn http_client<'a>(
     headers: impl Iterator<Item = (&'a str, &'a str)>,
     limit: Duration,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
-    let mut custom = std::collections::HashMap::new();
+) -> Result<(reqwest::Client, HeaderMap), String> {
+    let mut custom = HeaderMap::new();
     for (name, template) in headers {
         let header = HeaderName::try_from(name).map_err(|_| format!("invalid header name \"{name}\""))?;
         // The expanded value is a secret: it goes into the request and nowhere else.
@@ -617,12 +652,22 @@ fn http_transport<'a>(
         .tcp_nodelay(true)
         .build()
         .map_err(|e| format!("cannot build HTTP client: {e}"))?;
+    Ok((client, custom))
+}
+
+fn streamable_transport(
+    client: reqwest::Client,
+    url: &str,
+    headers: &HeaderMap,
+    limit: Duration,
+) -> StreamableHttpClientTransport<reqwest::Client> {
+    let custom = headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
         .custom_headers(custom)
         // An expired session (404) replays the handshake once and retries the request.
         .reinit_on_expired_session(true)
         .session_recovery_timeout(limit);
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    StreamableHttpClientTransport::with_client(client, config)
 }
 
 /// Our side of the session: the client identity, the elicitation bridge, and the

@@ -24,6 +24,8 @@ pub mod serve;
 #[cfg(feature = "mcp")]
 mod session;
 #[cfg(feature = "mcp")]
+mod sse;
+#[cfg(feature = "mcp")]
 mod stdio;
 
 #[cfg(feature = "mcp")]
