@@ -11,6 +11,7 @@ use mcp_support::*;
 use serde_json::{Value, json};
 use toolnexus::client::StreamEvent;
 use toolnexus::mcp::McpStatus;
+use toolnexus::mcp::serve::{ServeOptions, serve};
 use toolnexus::{Progress, ToolContext, Toolkit};
 
 /// A toolkit over one Python SDK server called `py` that logs its events to `log`.
@@ -358,4 +359,73 @@ async fn a_legacy_sse_server_is_reached_through_the_fallback() {
     assert_eq!(*seen.lock().unwrap(), [1.0, 2.0]);
     tk.close().await;
     let _ = server.kill().await;
+}
+
+#[tokio::test]
+async fn a_gateway_relays_output_schemas_structured_content_annotations_and_images() {
+    let (Some(server_python), Some(client_python)) = (python_mcp2(), python_mcp1()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let tk = py_toolkit(&server_python, &dir.path().join("events.jsonl"), json!({})).await;
+    let options = ServeOptions {
+        tools: Some(vec!["py_echo".into(), "py_dot".into()]),
+        ..ServeOptions::default()
+    };
+    let handle = serve(&tk, "127.0.0.1:0", options).await.unwrap();
+    // The Python SDK's client validates structuredContent against the listed outputSchema.
+    let script = r#"
+import asyncio, json, sys
+from mcp import ClientSession
+from mcp.client.streamable_http import streamablehttp_client
+
+async def main(url):
+    async with streamablehttp_client(url) as (read, write, _):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            echo = await session.call_tool("py_echo", {"text": "hi"})
+            dot = await session.call_tool("py_dot", {})
+            print(json.dumps({
+                "echo_tool": [tools["py_echo"].outputSchema, tools["py_echo"].annotations.model_dump(exclude_none=True)],
+                "echo": [echo.isError, echo.structuredContent, [c.model_dump(exclude_none=True) for c in echo.content]],
+                "dot": [dot.isError, dot.structuredContent, [c.model_dump(exclude_none=True) for c in dot.content]],
+            }))
+
+asyncio.run(main(sys.argv[1]))
+"#;
+    let url = handle.url().to_owned();
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(client_python)
+                .args(["-c", script, &url])
+                .output()
+        }),
+    )
+    .await
+    .expect("the python client finished in time")
+    .unwrap()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        got,
+        json!({
+            "echo_tool": [
+                {"properties": {"result": {"title": "Result", "type": "string"}}, "required": ["result"],
+                 "title": "echoOutput", "type": "object"},
+                {"readOnlyHint": true, "destructiveHint": false}
+            ],
+            "echo": [false, {"result": "hi"}, [{"type": "text", "text": r#"{"result":"hi"}"#}]],
+            "dot": [false, null, [{"type": "image", "mimeType": "image/png",
+                "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="}]]
+        })
+    );
+    handle.stop().await;
+    tk.close().await;
 }

@@ -134,6 +134,7 @@ struct ToolInner {
     input_schema: Value,
     source: ToolSource,
     annotations: Option<Arc<ToolAnnotations>>,
+    output_schema: Option<Arc<Value>>,
     execute: Arc<ExecuteFn>,
 }
 
@@ -153,6 +154,7 @@ impl Tool {
                 input_schema: json!({"type": "object"}),
                 source: ToolSource::Custom,
                 annotations: None,
+                output_schema: None,
                 execute: Arc::new(move |args, ctx| Box::pin(execute(args, ctx))),
             }),
         }
@@ -187,6 +189,17 @@ impl Tool {
     /// The behaviour hints, when the tool's source gave any.
     pub fn annotations(&self) -> Option<&ToolAnnotations> {
         self.inner.annotations.as_deref()
+    }
+
+    /// Declare the JSON-Schema of the tool's structured output (an MCP tool's
+    /// `outputSchema`): a successful result's `output` is then that JSON, as text.
+    pub fn with_output_schema(self, schema: Value) -> Self {
+        self.edit(|t| t.output_schema = Some(Arc::new(schema)))
+    }
+
+    /// The JSON-Schema of the structured output, when declared.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.inner.output_schema.as_deref()
     }
 
     /// Rename the tool (e.g. to prefix it).

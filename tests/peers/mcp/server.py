@@ -20,7 +20,8 @@ if ONCE:
     open(ONCE, "w").close()
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.types import ToolAnnotations
 from mcp.shared.exceptions import MCPError
 
 LOG = sys.argv[1]
@@ -32,10 +33,24 @@ def record(event: str, **fields) -> None:
         log.write(json.dumps({"event": event, "pid": os.getpid(), **fields}) + "\n")
 
 
-@server.tool()
+# A 1x1 PNG, 70 bytes.
+DOT_PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000d49444154789c63f8cfc0f01f000500"
+    "01ff89993d1d0000000049454e44ae426082"
+)
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False))
 def echo(text: str) -> str:
     """Say the text back."""
     return text
+
+
+@server.tool()
+def dot() -> Image:
+    """A 1x1 PNG, as an image content part alone."""
+    return Image(data=DOT_PNG, format="png")
 
 
 @server.tool()

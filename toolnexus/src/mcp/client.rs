@@ -370,6 +370,8 @@ pub(super) struct Listed {
     pub(super) description: String,
     pub(super) input_schema: Value,
     pub(super) annotations: Option<ToolAnnotations>,
+    /// The server's `outputSchema`, verbatim.
+    pub(super) output_schema: Option<Value>,
 }
 
 pub(super) fn describe(server: &str, e: &ServiceError) -> String {
@@ -396,8 +398,12 @@ fn mcp_tool(session: &Arc<Session>, listed: Listed) -> Tool {
     .with_description(listed.description)
     .with_schema(listed.input_schema)
     .with_source(ToolSource::Mcp);
-    match listed.annotations {
+    let tool = match listed.annotations {
         Some(annotations) => tool.with_annotations(annotations),
+        None => tool,
+    };
+    match listed.output_schema {
+        Some(schema) => tool.with_output_schema(schema),
         None => tool,
     }
 }

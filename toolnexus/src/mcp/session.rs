@@ -97,6 +97,7 @@ impl Conn {
                     input_schema: schema::input_schema(&wire["inputSchema"]),
                     // Hints a server got wrong are dropped, never a failed listing.
                     annotations: serde_json::from_value(wire["annotations"].clone()).ok(),
+                    output_schema: wire.get("outputSchema").filter(|s| s.is_object()).cloned(),
                 });
             }
             match page.next_cursor {
