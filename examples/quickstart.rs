@@ -210,7 +210,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 print!("{delta}");
             }
             StreamEvent::Pending { request } => println!("  .. waiting on: {}", request.prompt),
-            StreamEvent::Usage { .. } => {}
+            StreamEvent::Usage { .. } | StreamEvent::Progress { .. } => {}
             StreamEvent::Done { result: r } => result = Some(*r),
         }
         last_was_call = is_call;

@@ -182,3 +182,26 @@ pub fn py_events(log: &std::path::Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).expect("a JSON event line"))
         .collect()
 }
+
+/// The Python with the `mcp` 1.x client (`streamablehttp_client`): `TOOLNEXUS_PYTHON`, else
+/// `target/ci-venv/bin/python`, or `None` after [`peer_missing`].
+pub fn python_mcp1() -> Option<String> {
+    let python = std::env::var("TOOLNEXUS_PYTHON").unwrap_or_else(|_| {
+        let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/ci-venv/bin/python");
+        venv.display().to_string()
+    });
+    let probe = Command::new(&python)
+        .args([
+            "-c",
+            "from mcp.client.streamable_http import streamablehttp_client",
+        ])
+        .output();
+    if probe.is_ok_and(|o| o.status.success()) {
+        return Some(python);
+    }
+    peer_missing(&format!(
+        "`{python}` cannot import the Python `mcp` 1.x client (set TOOLNEXUS_PYTHON to a venv \
+         python with `pip install mcp==1.30.0`)"
+    ));
+    None
+}

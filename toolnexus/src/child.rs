@@ -33,6 +33,12 @@ impl ChildGuard {
         let _ = tokio::time::timeout(EXIT_GRACE, self.child.wait()).await;
     }
 
+    /// `true` once the child process has exited (a non-blocking check).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn has_exited(&mut self) -> bool {
+        matches!(self.0.try_wait(), Ok(Some(_)))
+    }
+
     #[cfg(feature = "acp")]
     /// The exit status, waiting at most `grace` for the child to finish exiting; `None`
     /// while it still runs.

@@ -85,11 +85,11 @@ mod walk;
 
 pub use assembly::{BuildError, ToolkitOptions};
 pub use content::ContentPart;
-pub use context::{CancellationToken, ToolContext};
+pub use context::{CancellationToken, OnProgress, Progress, ToolContext};
 pub use native::{Args, BuildTool, IntoToolResult, Json, State, ToolDef, native_tool};
 pub use result::ToolResult;
 pub use suspend::{Answer, Request};
-pub use tool::{Tool, ToolFuture, ToolSource, sanitize};
+pub use tool::{Tool, ToolAnnotations, ToolFuture, ToolSource, sanitize};
 pub use toolkit::{Closeable, Toolkit};
 pub use toolnexus_macros::{tool, toolkit};
 

@@ -2,16 +2,26 @@
 tests/mcp_python.rs: it lets a test kill it, change its tool list, report progress and
 record a cancellation.
 
-Usage: server.py LOG [stdio|sse|streamable-http PORT]
-Every event the test checks is appended to LOG as one JSON line.
+Usage: server.py LOG [stdio | sse PORT | streamable-http PORT]
+Every event the test checks is appended to LOG as one JSON line. With PEER_ONCE=PATH in the
+environment the server starts only once: a second start finds PATH and exits with status 3
+(a server that cannot be restarted).
 """
 
 import json
 import os
 import sys
 
+ONCE = os.environ.get("PEER_ONCE")
+if ONCE:
+    if os.path.exists(ONCE):
+        print("refusing a second start", file=sys.stderr)
+        sys.exit(3)
+    open(ONCE, "w").close()
+
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.types import ToolAnnotations
 from mcp.shared.exceptions import MCPError
 
 LOG = sys.argv[1]
@@ -23,16 +33,38 @@ def record(event: str, **fields) -> None:
         log.write(json.dumps({"event": event, "pid": os.getpid(), **fields}) + "\n")
 
 
-@server.tool()
+# A 1x1 PNG, 70 bytes.
+DOT_PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000d49444154789c63f8cfc0f01f000500"
+    "01ff89993d1d0000000049454e44ae426082"
+)
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False))
 def echo(text: str) -> str:
     """Say the text back."""
     return text
 
 
 @server.tool()
+def dot() -> Image:
+    """A 1x1 PNG, as an image content part alone."""
+    return Image(data=DOT_PNG, format="png")
+
+
+@server.tool()
 def pid() -> int:
     """The server process's id."""
     return os.getpid()
+
+
+@server.tool()
+def session(ctx: Context) -> str:
+    """The HTTP session id this call came on (streamable HTTP), else "none"."""
+    request = ctx.request_context.request
+    headers = getattr(request, "headers", None) or {}
+    return headers.get("mcp-session-id", "none")
 
 
 @server.tool()

@@ -502,6 +502,9 @@ impl Run<'_> {
             .with_cancel(self.cancel.child_token())
             .with_call_id(&call.id);
         ctx.answer = answer;
+        if let Some(sink) = self.emitter.progress_sink(&call.id, &call.name) {
+            ctx = ctx.with_progress(sink);
+        }
         let result = tk.execute(&call.name, args.clone(), ctx).await;
         // A suspension is not a real result: after_tool only sees the resolved one.
         let result = if result.is_pending() {
