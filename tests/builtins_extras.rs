@@ -419,3 +419,274 @@ mod background {
         assert_eq!(start(&tk, "true").await, "bg9");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// notebook_edit
+// ---------------------------------------------------------------------------------------
+
+mod notebook {
+    use super::*;
+    use toolnexus::builtin::Extra;
+
+    /// A notebook as Jupyter writes it (nbformat 4.5: cells have ids).
+    const NOTEBOOK: &str = r##"{
+ "cells": [
+  {
+   "cell_type": "markdown",
+   "id": "intro",
+   "metadata": {},
+   "source": [
+    "# Title\n",
+    "Some text"
+   ]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": 3,
+   "id": "calc",
+   "metadata": {
+    "tags": [
+     "x"
+    ]
+   },
+   "outputs": [
+    {
+     "name": "stdout",
+     "output_type": "stream",
+     "text": [
+      "4\n"
+     ]
+    }
+   ],
+   "source": [
+    "print(2 + 2)"
+   ]
+  }
+ ],
+ "metadata": {
+  "kernelspec": {
+   "name": "python3"
+  }
+ },
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"##;
+
+    /// A toolkit with `notebook_edit`, confined to a fresh base holding `nb.ipynb`.
+    fn setup() -> (tempfile::TempDir, Toolkit) {
+        let base = tempfile::tempdir().unwrap();
+        std::fs::write(base.path().join("nb.ipynb"), NOTEBOOK).unwrap();
+        let config = BuiltinsConfig::default()
+            .with_base_dir(base.path())
+            .confined(true)
+            .with_extra(Extra::NotebookEdit);
+        (base, toolkit(&config))
+    }
+
+    fn cells(base: &tempfile::TempDir) -> Value {
+        let text = std::fs::read_to_string(base.path().join("nb.ipynb")).unwrap();
+        assert!(text.ends_with("}\n"), "{text}");
+        serde_json::from_str::<Value>(&text).unwrap()["cells"].clone()
+    }
+
+    #[tokio::test]
+    async fn replacing_a_code_cell_clears_its_outputs_and_writes_the_notebook_as_jupyter_does() {
+        let (base, tk) = setup();
+        let r = run(
+            &tk,
+            "notebook_edit",
+            json!({"path": "nb.ipynb", "cell_id": "calc", "new_source": "x = 3\nprint(x * x)"}),
+        )
+        .await;
+        assert!(!r.is_error, "{}", r.output);
+        assert_eq!(r.output, "Replaced cell 1 in nb.ipynb");
+        let want = NOTEBOOK.replace(
+            r#"   "execution_count": 3,"#,
+            r#"   "execution_count": null,"#,
+        )
+        .replace(
+            "   \"outputs\": [\n    {\n     \"name\": \"stdout\",\n     \"output_type\": \"stream\",\n     \"text\": [\n      \"4\\n\"\n     ]\n    }\n   ],",
+            "   \"outputs\": [],",
+        )
+        .replace("    \"print(2 + 2)\"", "    \"x = 3\\n\",\n    \"print(x * x)\"");
+        assert_eq!(
+            std::fs::read_to_string(base.path().join("nb.ipynb")).unwrap(),
+            want
+        );
+        let meta = r.metadata.unwrap();
+        assert_eq!(meta["cells"], 2);
+        assert_eq!(
+            meta["files"],
+            json!([{"path": "nb.ipynb", "status": "modified", "additions": 4, "deletions": 11}])
+        );
+        assert_eq!(
+            meta["diff"],
+            "--- a/nb.ipynb\n+++ b/nb.ipynb\n@@ -11,24 +11,17 @@\n   },\n   {\n    \"cell_type\": \"code\",\n\
+             -   \"execution_count\": 3,\n+   \"execution_count\": null,\n    \"id\": \"calc\",\n    \"metadata\": {\n\
+             \x20    \"tags\": [\n      \"x\"\n     ]\n    },\n-   \"outputs\": [\n-    {\n-     \"name\": \"stdout\",\n\
+             -     \"output_type\": \"stream\",\n-     \"text\": [\n-      \"4\\n\"\n-     ]\n-    }\n-   ],\n\
+             +   \"outputs\": [],\n    \"source\": [\n-    \"print(2 + 2)\"\n+    \"x = 3\\n\",\n+    \"print(x * x)\"\n\
+             \x20   ]\n   }\n  ],\n"
+        );
+        // Turned into markdown by index: no outputs, no execution count at all.
+        let r = run(
+            &tk,
+            "notebook_edit",
+            json!({"path": "nb.ipynb", "cell_index": 1, "new_source": "", "cell_type": "markdown"}),
+        )
+        .await;
+        assert_eq!(r.output, "Replaced cell 1 in nb.ipynb");
+        assert_eq!(
+            cells(&base)[1],
+            json!({"cell_type": "markdown", "id": "calc", "metadata": {"tags": ["x"]}, "source": []})
+        );
+    }
+
+    #[tokio::test]
+    async fn insert_and_delete_keep_ids_and_order() {
+        let (base, tk) = setup();
+        let r = run(&tk, "notebook_edit", json!({"path": "nb.ipynb", "edit_mode": "insert", "cell_id": "intro", "new_source": "import os\n"})).await;
+        assert_eq!(r.output, "Inserted code cell at 1 in nb.ipynb");
+        let now = cells(&base);
+        let new = &now[1];
+        let id = new["id"].as_str().unwrap();
+        assert!(id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
+        assert_eq!(
+            *new,
+            json!({"cell_type": "code", "execution_count": null, "id": id, "metadata": {}, "outputs": [], "source": ["import os\n"]})
+        );
+        assert_eq!(now[2]["id"], "calc");
+        // No cell named: first.
+        let r = run(
+            &tk,
+            "notebook_edit",
+            json!({"path": "nb.ipynb", "edit_mode": "insert", "cell_type": "markdown", "new_source": "top"}),
+        )
+        .await;
+        assert_eq!(r.output, "Inserted markdown cell at 0 in nb.ipynb");
+        assert_eq!(cells(&base)[0]["source"], json!(["top"]));
+        assert_eq!(r.metadata.unwrap()["cells"], 4);
+        let r = run(
+            &tk,
+            "notebook_edit",
+            json!({"path": "nb.ipynb", "edit_mode": "delete", "cell_id": "intro"}),
+        )
+        .await;
+        assert_eq!(r.output, "Deleted cell 1 from nb.ipynb");
+        let ids: Vec<Value> = cells(&base)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].clone())
+            .collect();
+        assert_eq!(ids.len(), 3);
+        assert_eq!(ids[1], json!(id));
+        assert_eq!(ids[2], "calc");
+    }
+
+    #[tokio::test]
+    async fn an_older_notebook_gets_no_cell_ids() {
+        let (base, tk) = setup();
+        std::fs::write(
+            base.path().join("old.ipynb"),
+            r#"{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}"#,
+        )
+        .unwrap();
+        let r = run(
+            &tk,
+            "notebook_edit",
+            json!({"path": "old.ipynb", "edit_mode": "insert", "new_source": "1"}),
+        )
+        .await;
+        assert_eq!(r.output, "Inserted code cell at 0 in old.ipynb");
+        assert_eq!(
+            std::fs::read_to_string(base.path().join("old.ipynb")).unwrap(),
+            "{\n \"cells\": [\n  {\n   \"cell_type\": \"code\",\n   \"execution_count\": null,\n   \"metadata\": {},\n   \"outputs\": [],\n   \"source\": [\n    \"1\"\n   ]\n  }\n ],\n \"metadata\": {},\n \"nbformat\": 4,\n \"nbformat_minor\": 4\n}\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_calls_are_errors_and_leave_the_file_alone() {
+        let (base, tk) = setup();
+        std::fs::write(base.path().join("bad.ipynb"), "{not json").unwrap();
+        std::fs::write(base.path().join("list.ipynb"), "[1]").unwrap();
+        std::fs::write(base.path().join("nocells.ipynb"), "{\"cells\": 3}").unwrap();
+        let cases = [
+            (
+                json!({"path": "nb.ipynb", "cell_id": "nope", "new_source": "x"}),
+                r#"notebook_edit: no cell with id "nope""#,
+            ),
+            (
+                json!({"path": "nb.ipynb", "cell_index": 2, "new_source": "x"}),
+                "notebook_edit: cell_index 2 is out of range: the notebook has 2 cells",
+            ),
+            (
+                json!({"path": "nb.ipynb", "cell_index": -1, "new_source": "x"}),
+                "notebook_edit: cell_index must be a whole number from 0, got -1",
+            ),
+            (
+                json!({"path": "nb.ipynb", "new_source": "x"}),
+                "notebook_edit: cell_id or cell_index is required",
+            ),
+            (
+                json!({"path": "nb.ipynb", "edit_mode": "delete"}),
+                "notebook_edit: cell_id or cell_index is required",
+            ),
+            (
+                json!({"path": "nb.ipynb", "cell_index": 0}),
+                "notebook_edit: new_source is required to replace a cell",
+            ),
+            (
+                json!({"path": "nb.ipynb", "edit_mode": "insert"}),
+                "notebook_edit: new_source is required to insert a cell",
+            ),
+            (
+                json!({"path": "nb.ipynb", "cell_index": 0, "edit_mode": "move"}),
+                r#"notebook_edit: edit_mode must be one of replace, insert, delete, got "move""#,
+            ),
+            (
+                json!({"path": "nb.ipynb", "cell_index": 0, "new_source": "", "cell_type": "raw"}),
+                r#"notebook_edit: cell_type must be one of code, markdown, got "raw""#,
+            ),
+            (
+                json!({"path": "bad.ipynb", "cell_index": 0, "new_source": "x"}),
+                "notebook_edit: bad.ipynb is not a notebook: key must be a string at line 1 column 2",
+            ),
+            (
+                json!({"path": "list.ipynb", "cell_index": 0, "new_source": "x"}),
+                "notebook_edit: list.ipynb is not a notebook: not a JSON object",
+            ),
+            (
+                json!({"path": "nocells.ipynb", "cell_index": 0, "new_source": "x"}),
+                "notebook_edit: nocells.ipynb is not a notebook: it has no cells array",
+            ),
+            (
+                json!({"path": "gone.ipynb", "cell_index": 0, "new_source": "x"}),
+                "notebook_edit: file not found: gone.ipynb",
+            ),
+            (
+                json!({"path": "../nb.ipynb", "cell_index": 0, "new_source": "x"}),
+                &*format!(
+                    "notebook_edit: ../nb.ipynb resolves outside baseDir {}",
+                    base.path().display()
+                ),
+            ),
+            (json!({"cell_index": 0}), "notebook_edit: path is required"),
+        ];
+        for (args, want) in cases {
+            let r = run(&tk, "notebook_edit", args.clone()).await;
+            assert_eq!(
+                r.to_json(),
+                json!({"output": want, "isError": true}).to_string(),
+                "{args}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(base.path().join("nb.ipynb")).unwrap(),
+            NOTEBOOK
+        );
+        // Off unless named.
+        assert!(toolkit(&BuiltinsConfig::default()).get("notebook_edit").is_none());
+    }
+}

@@ -2,6 +2,8 @@
 //! with at zero wiring — `bash, read, write, edit, grep, glob, webfetch, question,
 //! apply_patch, todowrite` — with the names, descriptions and input schemas of the other
 //! toolnexus ports, byte for byte.
+//! Opt-in [`Extra`]s add more — background shells, `notebook_edit` — only when a config
+//! names them.
 //!
 //! Every failure is a [`ToolResult`] with `is_error: true` and a message a model can act
 //! on; malformed arguments (a missing required field, a wrong type) are such a failure too,
@@ -60,6 +62,7 @@ mod edit;
 mod files;
 mod glob;
 mod grep;
+mod notebook;
 mod question;
 mod read;
 mod todowrite;
@@ -114,6 +117,9 @@ fn build(config: &BuiltinsConfig) -> (Vec<Tool>, Option<Arc<dyn Closeable>>) {
         }
         None
     };
+    if config.extras.contains(&Extra::NotebookEdit) {
+        extras.push(notebook::tool(ws.clone()));
+    }
     let mut tools = vec![
         bash::tool(
             ws.clone(),
@@ -219,16 +225,19 @@ fn select_with_resource(config: &BuiltinsConfig) -> (Vec<Tool>, Option<Arc<dyn C
 pub enum Extra {
     /// `bash` gains `run_in_background`; adds `bash_output` and `kill_shell` (Unix only).
     BackgroundShells,
+    /// `notebook_edit`: replace, insert or delete a Jupyter notebook cell.
+    NotebookEdit,
 }
 
 impl Extra {
     /// Every extra.
-    pub const ALL: [Extra; 1] = [Extra::BackgroundShells];
+    pub const ALL: [Extra; 2] = [Extra::BackgroundShells, Extra::NotebookEdit];
 
     /// The tools this extra adds.
     pub fn tool_names(self) -> &'static [&'static str] {
         match self {
             Extra::BackgroundShells => &["bash_output", "kill_shell"],
+            Extra::NotebookEdit => &["notebook_edit"],
         }
     }
 }
