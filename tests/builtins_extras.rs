@@ -419,3 +419,506 @@ mod background {
         assert_eq!(start(&tk, "true").await, "bg9");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// notebook_edit
+// ---------------------------------------------------------------------------------------
+
+mod notebook {
+    use super::*;
+    use toolnexus::builtin::Extra;
+
+    /// A notebook as Jupyter writes it (nbformat 4.5: cells have ids).
+    const NOTEBOOK: &str = r##"{
+ "cells": [
+  {
+   "cell_type": "markdown",
+   "id": "intro",
+   "metadata": {},
+   "source": [
+    "# Title\n",
+    "Some text"
+   ]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": 3,
+   "id": "calc",
+   "metadata": {
+    "tags": [
+     "x"
+    ]
+   },
+   "outputs": [
+    {
+     "name": "stdout",
+     "output_type": "stream",
+     "text": [
+      "4\n"
+     ]
+    }
+   ],
+   "source": [
+    "print(2 + 2)"
+   ]
+  }
+ ],
+ "metadata": {
+  "kernelspec": {
+   "name": "python3"
+  }
+ },
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"##;
+
+    /// A toolkit with `notebook_edit`, confined to a fresh base holding `nb.ipynb`.
+    fn setup() -> (tempfile::TempDir, Toolkit) {
+        let base = tempfile::tempdir().unwrap();
+        std::fs::write(base.path().join("nb.ipynb"), NOTEBOOK).unwrap();
+        let config = BuiltinsConfig::default()
+            .with_base_dir(base.path())
+            .confined(true)
+            .with_extra(Extra::NotebookEdit);
+        (base, toolkit(&config))
+    }
+
+    fn cells(base: &tempfile::TempDir) -> Value {
+        let text = std::fs::read_to_string(base.path().join("nb.ipynb")).unwrap();
+        assert!(text.ends_with("}\n"), "{text}");
+        serde_json::from_str::<Value>(&text).unwrap()["cells"].clone()
+    }
+
+    #[tokio::test]
+    async fn replacing_a_code_cell_clears_its_outputs_and_writes_the_notebook_as_jupyter_does() {
+        let (base, tk) = setup();
+        let r = run(
+            &tk,
+            "notebook_edit",
+            json!({"path": "nb.ipynb", "cell_id": "calc", "new_source": "x = 3\nprint(x * x)"}),
+        )
+        .await;
+        assert!(!r.is_error, "{}", r.output);
+        assert_eq!(r.output, "Replaced cell 1 in nb.ipynb");
+        let want = NOTEBOOK.replace(
+            r#"   "execution_count": 3,"#,
+            r#"   "execution_count": null,"#,
+        )
+        .replace(
+            "   \"outputs\": [\n    {\n     \"name\": \"stdout\",\n     \"output_type\": \"stream\",\n     \"text\": [\n      \"4\\n\"\n     ]\n    }\n   ],",
+            "   \"outputs\": [],",
+        )
+        .replace("    \"print(2 + 2)\"", "    \"x = 3\\n\",\n    \"print(x * x)\"");
+        assert_eq!(
+            std::fs::read_to_string(base.path().join("nb.ipynb")).unwrap(),
+            want
+        );
+        let meta = r.metadata.unwrap();
+        assert_eq!(meta["cells"], 2);
+        assert_eq!(
+            meta["files"],
+            json!([{"path": "nb.ipynb", "status": "modified", "additions": 4, "deletions": 11}])
+        );
+        assert_eq!(
+            meta["diff"],
+            "--- a/nb.ipynb\n+++ b/nb.ipynb\n@@ -11,24 +11,17 @@\n   },\n   {\n    \"cell_type\": \"code\",\n\
+             -   \"execution_count\": 3,\n+   \"execution_count\": null,\n    \"id\": \"calc\",\n    \"metadata\": {\n\
+             \x20    \"tags\": [\n      \"x\"\n     ]\n    },\n-   \"outputs\": [\n-    {\n-     \"name\": \"stdout\",\n\
+             -     \"output_type\": \"stream\",\n-     \"text\": [\n-      \"4\\n\"\n-     ]\n-    }\n-   ],\n\
+             +   \"outputs\": [],\n    \"source\": [\n-    \"print(2 + 2)\"\n+    \"x = 3\\n\",\n+    \"print(x * x)\"\n\
+             \x20   ]\n   }\n  ],\n"
+        );
+        // Turned into markdown by index: no outputs, no execution count at all.
+        let r = run(
+            &tk,
+            "notebook_edit",
+            json!({"path": "nb.ipynb", "cell_index": 1, "new_source": "", "cell_type": "markdown"}),
+        )
+        .await;
+        assert_eq!(r.output, "Replaced cell 1 in nb.ipynb");
+        assert_eq!(
+            cells(&base)[1],
+            json!({"cell_type": "markdown", "id": "calc", "metadata": {"tags": ["x"]}, "source": []})
+        );
+    }
+
+    #[tokio::test]
+    async fn insert_and_delete_keep_ids_and_order() {
+        let (base, tk) = setup();
+        let r = run(&tk, "notebook_edit", json!({"path": "nb.ipynb", "edit_mode": "insert", "cell_id": "intro", "new_source": "import os\n"})).await;
+        assert_eq!(r.output, "Inserted code cell at 1 in nb.ipynb");
+        let now = cells(&base);
+        let new = &now[1];
+        let id = new["id"].as_str().unwrap();
+        assert!(id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
+        assert_eq!(
+            *new,
+            json!({"cell_type": "code", "execution_count": null, "id": id, "metadata": {}, "outputs": [], "source": ["import os\n"]})
+        );
+        assert_eq!(now[2]["id"], "calc");
+        // No cell named: first.
+        let r = run(
+            &tk,
+            "notebook_edit",
+            json!({"path": "nb.ipynb", "edit_mode": "insert", "cell_type": "markdown", "new_source": "top"}),
+        )
+        .await;
+        assert_eq!(r.output, "Inserted markdown cell at 0 in nb.ipynb");
+        assert_eq!(cells(&base)[0]["source"], json!(["top"]));
+        assert_eq!(r.metadata.unwrap()["cells"], 4);
+        let r = run(
+            &tk,
+            "notebook_edit",
+            json!({"path": "nb.ipynb", "edit_mode": "delete", "cell_id": "intro"}),
+        )
+        .await;
+        assert_eq!(r.output, "Deleted cell 1 from nb.ipynb");
+        let ids: Vec<Value> = cells(&base)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].clone())
+            .collect();
+        assert_eq!(ids.len(), 3);
+        assert_eq!(ids[1], json!(id));
+        assert_eq!(ids[2], "calc");
+    }
+
+    #[tokio::test]
+    async fn an_older_notebook_gets_no_cell_ids() {
+        let (base, tk) = setup();
+        std::fs::write(
+            base.path().join("old.ipynb"),
+            r#"{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}"#,
+        )
+        .unwrap();
+        let r = run(
+            &tk,
+            "notebook_edit",
+            json!({"path": "old.ipynb", "edit_mode": "insert", "new_source": "1"}),
+        )
+        .await;
+        assert_eq!(r.output, "Inserted code cell at 0 in old.ipynb");
+        assert_eq!(
+            std::fs::read_to_string(base.path().join("old.ipynb")).unwrap(),
+            "{\n \"cells\": [\n  {\n   \"cell_type\": \"code\",\n   \"execution_count\": null,\n   \"metadata\": {},\n   \"outputs\": [],\n   \"source\": [\n    \"1\"\n   ]\n  }\n ],\n \"metadata\": {},\n \"nbformat\": 4,\n \"nbformat_minor\": 4\n}\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_calls_are_errors_and_leave_the_file_alone() {
+        let (base, tk) = setup();
+        std::fs::write(base.path().join("bad.ipynb"), "{not json").unwrap();
+        std::fs::write(base.path().join("list.ipynb"), "[1]").unwrap();
+        std::fs::write(base.path().join("nocells.ipynb"), "{\"cells\": 3}").unwrap();
+        let cases = [
+            (
+                json!({"path": "nb.ipynb", "cell_id": "nope", "new_source": "x"}),
+                r#"notebook_edit: no cell with id "nope""#,
+            ),
+            (
+                json!({"path": "nb.ipynb", "cell_index": 2, "new_source": "x"}),
+                "notebook_edit: cell_index 2 is out of range: the notebook has 2 cells",
+            ),
+            (
+                json!({"path": "nb.ipynb", "cell_index": -1, "new_source": "x"}),
+                "notebook_edit: cell_index must be a whole number from 0, got -1",
+            ),
+            (
+                json!({"path": "nb.ipynb", "new_source": "x"}),
+                "notebook_edit: cell_id or cell_index is required",
+            ),
+            (
+                json!({"path": "nb.ipynb", "edit_mode": "delete"}),
+                "notebook_edit: cell_id or cell_index is required",
+            ),
+            (
+                json!({"path": "nb.ipynb", "cell_index": 0}),
+                "notebook_edit: new_source is required to replace a cell",
+            ),
+            (
+                json!({"path": "nb.ipynb", "edit_mode": "insert"}),
+                "notebook_edit: new_source is required to insert a cell",
+            ),
+            (
+                json!({"path": "nb.ipynb", "cell_index": 0, "edit_mode": "move"}),
+                r#"notebook_edit: edit_mode must be one of replace, insert, delete, got "move""#,
+            ),
+            (
+                json!({"path": "nb.ipynb", "cell_index": 0, "new_source": "", "cell_type": "raw"}),
+                r#"notebook_edit: cell_type must be one of code, markdown, got "raw""#,
+            ),
+            (
+                json!({"path": "bad.ipynb", "cell_index": 0, "new_source": "x"}),
+                "notebook_edit: bad.ipynb is not a notebook: key must be a string at line 1 column 2",
+            ),
+            (
+                json!({"path": "list.ipynb", "cell_index": 0, "new_source": "x"}),
+                "notebook_edit: list.ipynb is not a notebook: not a JSON object",
+            ),
+            (
+                json!({"path": "nocells.ipynb", "cell_index": 0, "new_source": "x"}),
+                "notebook_edit: nocells.ipynb is not a notebook: it has no cells array",
+            ),
+            (
+                json!({"path": "gone.ipynb", "cell_index": 0, "new_source": "x"}),
+                "notebook_edit: file not found: gone.ipynb",
+            ),
+            (
+                json!({"path": "../nb.ipynb", "cell_index": 0, "new_source": "x"}),
+                &*format!(
+                    "notebook_edit: ../nb.ipynb resolves outside baseDir {}",
+                    base.path().display()
+                ),
+            ),
+            (json!({"cell_index": 0}), "notebook_edit: path is required"),
+        ];
+        for (args, want) in cases {
+            let r = run(&tk, "notebook_edit", args.clone()).await;
+            assert_eq!(
+                r.to_json(),
+                json!({"output": want, "isError": true}).to_string(),
+                "{args}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(base.path().join("nb.ipynb")).unwrap(),
+            NOTEBOOK
+        );
+        // Off unless named.
+        assert!(toolkit(&BuiltinsConfig::default()).get("notebook_edit").is_none());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// websearch
+// ---------------------------------------------------------------------------------------
+
+mod websearch {
+    use super::*;
+    use axum::body::Body;
+    use axum::extract::{Request, State};
+    use axum::http::{StatusCode, header};
+    use axum::response::Response;
+    use std::sync::{Arc, Mutex};
+    use toolnexus::builtin::{Extra, SearchBackend, WebSearchConfig};
+
+    /// The variable the tests' key lives in; the key itself.
+    const KEY_ENV: &str = "TOOLNEXUS_TEST_WEBSEARCH_KEY";
+    const KEY: &str = "sk-search-test";
+
+    /// What the stand-in backend was sent: method, path and query, the key-bearing headers, body.
+    type Seen = Arc<Mutex<Vec<String>>>;
+
+    /// A search backend on 127.0.0.1 answering as Brave, Tavily and SearXNG do, by path.
+    async fn backend() -> (String, Seen) {
+        let seen: Seen = Arc::default();
+        let app = axum::Router::new().fallback(answer).with_state(seen.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        use axum::serve::ListenerExt as _;
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (base, seen)
+    }
+
+    async fn answer(State(seen): State<Seen>, request: Request) -> Response {
+        let (parts, body) = request.into_parts();
+        let body = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+        let header = |name: &str| {
+            parts
+                .headers
+                .get(name)
+                .map(|v| format!(" {name}={}", v.to_str().unwrap()))
+                .unwrap_or_default()
+        };
+        seen.lock().unwrap().push(format!(
+            "{} {}{}{}{} {}",
+            parts.method,
+            parts.uri,
+            header("x-subscription-token"),
+            header("authorization"),
+            header("accept"),
+            String::from_utf8_lossy(&body)
+        ));
+        let (status, text) = match parts.uri.path() {
+            "/brave" => (
+                StatusCode::OK,
+                json!({"web": {"results": [
+                    {"title": "Rust <strong>Programming</strong> Language", "url": "https://www.rust-lang.org/", "description": "A language empowering  everyone."},
+                    {"title": "The Book", "url": "https://doc.rust-lang.org/book/", "description": ""},
+                    {"title": "Third", "url": "https://example.org/3", "description": "cut by the limit"},
+                ]}})
+                .to_string(),
+            ),
+            "/tavily" => (
+                StatusCode::OK,
+                json!({"query": "q", "results": [{"title": "Tavily hit", "url": "https://t.example/", "content": "found", "score": 0.9}]}).to_string(),
+            ),
+            "/searx" => (StatusCode::OK, json!({"query": "q", "results": []}).to_string()),
+            "/limited" => (StatusCode::TOO_MANY_REQUESTS, "rate limited, try later".to_owned()),
+            "/garbage" => (StatusCode::OK, "<html>not json</html>".to_owned()),
+            _ => (StatusCode::NOT_FOUND, String::new()),
+        };
+        if let Some(to) = parts.uri.query().and_then(|q| q.strip_prefix("to=")) {
+            return Response::builder()
+                .status(StatusCode::FOUND)
+                .header(header::LOCATION, to)
+                .body(Body::empty())
+                .unwrap();
+        }
+        Response::builder()
+            .status(status)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(text))
+            .unwrap()
+    }
+
+    fn search_toolkit(backend: SearchBackend, url: String, key_env: Option<&str>) -> Toolkit {
+        // SAFETY: every test sets the same value, before any request reads it.
+        unsafe { std::env::set_var(KEY_ENV, KEY) };
+        let config = BuiltinsConfig::default()
+            .with_extra(Extra::Websearch)
+            .with_websearch(WebSearchConfig {
+                backend,
+                url: Some(url),
+                api_key_env: key_env.map(str::to_owned),
+            });
+        config.check().unwrap();
+        toolkit(&config)
+    }
+
+    #[tokio::test]
+    async fn brave_results_come_back_as_a_bounded_numbered_list() {
+        let (base, seen) = backend().await;
+        let tk = search_toolkit(SearchBackend::Brave, format!("{base}/brave"), Some(KEY_ENV));
+        let r = run(&tk, "websearch", json!({"query": "rust lang", "limit": 2})).await;
+        assert_eq!(
+            r.to_json(),
+            json!({
+                "output": "1. Rust Programming Language\n   https://www.rust-lang.org/\n   A language empowering everyone.\n\n2. The Book\n   https://doc.rust-lang.org/book/",
+                "isError": false,
+                "metadata": {"count": 2, "results": [
+                    {"title": "Rust Programming Language", "url": "https://www.rust-lang.org/", "snippet": "A language empowering everyone."},
+                    {"title": "The Book", "url": "https://doc.rust-lang.org/book/", "snippet": ""},
+                ]},
+            })
+            .to_string()
+        );
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [format!(
+                "GET /brave?q=rust+lang&count=2 x-subscription-token={KEY} accept=application/json "
+            )]
+        );
+    }
+
+    #[tokio::test]
+    async fn tavily_gets_a_json_post_with_a_bearer_key_and_searxng_no_key() {
+        let (base, seen) = backend().await;
+        let tk = search_toolkit(SearchBackend::Tavily, format!("{base}/tavily"), Some(KEY_ENV));
+        let r = run(&tk, "websearch", json!({"query": "q"})).await;
+        assert_eq!(r.output, "1. Tavily hit\n   https://t.example/\n   found");
+        let tk = search_toolkit(SearchBackend::Searxng, format!("{base}/searx"), None);
+        let r = run(&tk, "websearch", json!({"query": "nothing here", "limit": 100})).await;
+        assert_eq!(
+            r.to_json(),
+            r#"{"output":"No results.","isError":false,"metadata":{"count":0}}"#
+        );
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                format!(
+                    r#"POST /tavily authorization=Bearer {KEY} accept=application/json {{"query":"q","max_results":5}}"#
+                ),
+                "GET /searx?q=nothing+here&format=json accept=application/json ".to_owned(),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn failures_are_errors_and_the_key_never_leaves_its_host() {
+        let (base, seen) = backend().await;
+        let (elsewhere, elsewhere_seen) = backend().await;
+        let cases = [
+            ("/limited", "websearch: 127.0.0.1 answered HTTP 429: rate limited, try later".to_owned()),
+            ("/garbage", "websearch: the reply of 127.0.0.1 is not the expected JSON: expected value at line 1 column 1".to_owned()),
+            // A redirect is not followed: the key header would go with it.
+            (&*format!("/brave?to={elsewhere}/brave"), "websearch: 127.0.0.1 answered HTTP 302".to_owned()),
+        ];
+        for (path, want) in cases {
+            let tk = search_toolkit(SearchBackend::Brave, format!("{base}{path}"), Some(KEY_ENV));
+            let r = run(&tk, "websearch", json!({"query": "x"})).await;
+            assert_eq!(
+                r.to_json(),
+                json!({"output": want, "isError": true}).to_string(),
+                "{path}"
+            );
+        }
+        assert_eq!(seen.lock().unwrap().len(), 3);
+        assert!(elsewhere_seen.lock().unwrap().is_empty());
+        // Brave's usual variable is not for a stand-in's host: refused before any request.
+        let tk = search_toolkit(SearchBackend::Brave, format!("{base}/brave"), None);
+        let r = run(&tk, "websearch", json!({"query": "x"})).await;
+        assert_eq!(
+            r.output,
+            format!(
+                "websearch: the brave backend at {base}/brave needs websearch.api_key_env naming its key \
+                 (its usual variable is used only with its own endpoint)"
+            )
+        );
+        let tk = search_toolkit(
+            SearchBackend::Brave,
+            format!("{base}/brave"),
+            Some("TOOLNEXUS_TEST_UNSET_KEY"),
+        );
+        let r = run(&tk, "websearch", json!({"query": "x"})).await;
+        assert_eq!(
+            r.output,
+            "websearch: the API key variable TOOLNEXUS_TEST_UNSET_KEY is not set"
+        );
+        assert_eq!(seen.lock().unwrap().len(), 3);
+        let r = run(&tk, "websearch", json!({"query": "  "})).await;
+        assert_eq!(r.output, "websearch: query is required");
+    }
+
+    #[tokio::test]
+    async fn the_extra_needs_a_backend_and_a_config_file_error_names_the_file() {
+        let missing = BuiltinsConfig::default().with_extra(Extra::Websearch);
+        assert_eq!(
+            missing.check().unwrap_err(),
+            r#"extras names websearch, which needs a websearch backend (e.g. "websearch": {"backend": "brave"})"#
+        );
+        let r = run(&toolkit(&missing), "websearch", json!({"query": "x"})).await;
+        assert_eq!(
+            r.output,
+            "websearch: no search backend is configured (builtins.websearch)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mcp.json");
+        std::fs::write(
+            &file,
+            r#"{"builtins": {"extras": ["websearch"], "websearch": {"backend": "searxng"}}}"#,
+        )
+        .unwrap();
+        let err = Toolkit::build(toolnexus::ToolkitOptions::default().config(file.clone()))
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(&file.display().to_string()), "{text}");
+        assert!(
+            text.contains("websearch.url is required for the searxng backend"),
+            "{text}"
+        );
+        std::fs::write(&file, r#"{"builtins": {"extras": ["websearch", "teleport"]}}"#).unwrap();
+        let text = Toolkit::build(toolnexus::ToolkitOptions::default().config(file.clone()))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("unknown variant `teleport`, expected one of `background_shells`, `notebook_edit`, `websearch`"), "{text}");
+        assert!(toolkit(&BuiltinsConfig::default()).get("websearch").is_none());
+    }
+}

@@ -2,6 +2,8 @@
 //! with at zero wiring — `bash, read, write, edit, grep, glob, webfetch, question,
 //! apply_patch, todowrite` — with the names, descriptions and input schemas of the other
 //! toolnexus ports, byte for byte.
+//! Opt-in [`Extra`]s add more — background shells, `notebook_edit` — only when a config
+//! names them.
 //!
 //! Every failure is a [`ToolResult`] with `is_error: true` and a message a model can act
 //! on; malformed arguments (a missing required field, a wrong type) are such a failure too,
@@ -60,11 +62,13 @@ mod edit;
 mod files;
 mod glob;
 mod grep;
+mod notebook;
 mod question;
 mod read;
 mod todowrite;
 mod walk;
 mod webfetch;
+mod websearch;
 mod workspace;
 mod write;
 
@@ -83,6 +87,8 @@ use crate::result::ToolResult;
 use crate::tool::{BUILTIN_NAMES, Tool, ToolSource};
 use crate::toolkit::{Closeable, Toolkit};
 use workspace::Workspace;
+
+pub use websearch::{SearchBackend, WebSearchConfig};
 
 /// All ten built-in tools, in [`BUILTIN_NAMES`] order, each with source [`ToolSource::Builtin`],
 /// unconfined (relative paths mean the process working directory).
@@ -114,6 +120,12 @@ fn build(config: &BuiltinsConfig) -> (Vec<Tool>, Option<Arc<dyn Closeable>>) {
         }
         None
     };
+    if config.extras.contains(&Extra::NotebookEdit) {
+        extras.push(notebook::tool(ws.clone()));
+    }
+    if config.extras.contains(&Extra::Websearch) {
+        extras.push(websearch::tool(config.websearch.clone()));
+    }
     let mut tools = vec![
         bash::tool(
             ws.clone(),
@@ -219,16 +231,22 @@ fn select_with_resource(config: &BuiltinsConfig) -> (Vec<Tool>, Option<Arc<dyn C
 pub enum Extra {
     /// `bash` gains `run_in_background`; adds `bash_output` and `kill_shell` (Unix only).
     BackgroundShells,
+    /// `notebook_edit`: replace, insert or delete a Jupyter notebook cell.
+    NotebookEdit,
+    /// `websearch`: a query to the backend [`BuiltinsConfig::websearch`] names.
+    Websearch,
 }
 
 impl Extra {
     /// Every extra.
-    pub const ALL: [Extra; 1] = [Extra::BackgroundShells];
+    pub const ALL: [Extra; 3] = [Extra::BackgroundShells, Extra::NotebookEdit, Extra::Websearch];
 
     /// The tools this extra adds.
     pub fn tool_names(self) -> &'static [&'static str] {
         match self {
             Extra::BackgroundShells => &["bash_output", "kill_shell"],
+            Extra::NotebookEdit => &["notebook_edit"],
+            Extra::Websearch => &["websearch"],
         }
     }
 }
@@ -281,6 +299,8 @@ pub struct BuiltinsConfig {
     pub shell: Option<Vec<String>>,
     /// The opt-in built-ins to add to the ten (none by default).
     pub extras: BTreeSet<Extra>,
+    /// Where `websearch` sends queries; required when [`Extra::Websearch`] is on.
+    pub websearch: Option<WebSearchConfig>,
 }
 
 impl Default for BuiltinsConfig {
@@ -293,6 +313,7 @@ impl Default for BuiltinsConfig {
             confine_to_base_dir: false,
             shell: None,
             extras: BTreeSet::new(),
+            websearch: None,
         }
     }
 }
@@ -330,6 +351,12 @@ impl BuiltinsConfig {
         self
     }
 
+    /// Set where `websearch` sends queries.
+    pub fn with_websearch(mut self, websearch: WebSearchConfig) -> Self {
+        self.websearch = Some(websearch);
+        self
+    }
+
     /// Set the shell argv prefix `bash` uses.
     pub fn with_shell(mut self, argv: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.shell = Some(argv.into_iter().map(Into::into).collect());
@@ -337,7 +364,7 @@ impl BuiltinsConfig {
     }
 
     /// Why this configuration cannot work, if it cannot: confinement without a base
-    /// directory, or an empty shell.
+    /// directory, an empty shell, or `websearch` on without a usable backend.
     pub fn check(&self) -> Result<(), String> {
         if self.confine_to_base_dir && self.base_dir.as_deref().is_none_or(|b| b.as_os_str().is_empty()) {
             return Err(workspace::NO_BASE.into());
@@ -348,6 +375,12 @@ impl BuiltinsConfig {
             .is_some_and(|s| s.first().is_none_or(String::is_empty))
         {
             return Err("shell must name a program (e.g. [\"/bin/bash\", \"-c\"])".into());
+        }
+        if self.extras.contains(&Extra::Websearch) {
+            let search = self.websearch.as_ref().ok_or(
+                "extras names websearch, which needs a websearch backend (e.g. \"websearch\": {\"backend\": \"brave\"})",
+            )?;
+            search.endpoint()?;
         }
         Ok(())
     }
@@ -382,6 +415,8 @@ struct ConfigObject {
     shell: Option<Vec<String>>,
     #[serde(default)]
     extras: Option<BTreeSet<Extra>>,
+    #[serde(default)]
+    websearch: Option<WebSearchConfig>,
 }
 
 struct ConfigVisitor;
@@ -420,6 +455,7 @@ impl<'de> Visitor<'de> for ConfigVisitor {
             confine_to_base_dir: obj.confine_to_base_dir.unwrap_or(false),
             shell: obj.shell.filter(|s| !s.is_empty()),
             extras: obj.extras.unwrap_or_default(),
+            websearch: obj.websearch,
         })
     }
 }
