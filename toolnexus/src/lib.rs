@@ -48,6 +48,8 @@ pub mod a2a;
 #[cfg(feature = "acp")]
 pub mod acp;
 pub mod adapter;
+#[cfg(feature = "client")]
+pub mod agents;
 pub mod assembly;
 #[cfg(feature = "builtins")]
 pub mod builtin;
