@@ -585,3 +585,321 @@ async fn lifecycle_interrupt() {
 async fn lifecycle_close_cascade() {
     lifecycle("closeCascade").await;
 }
+
+// ---- agent-hooks.json: the §8 seams on an agent run ------------------------------------
+
+/// The hooks fixture's scenario `id`.
+fn hooks_scenario(id: &str) -> Value {
+    let fx = fixture("agent-hooks.json");
+    fx["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no scenario {id}"))
+        .clone()
+}
+
+/// A model that answers "ok", or first calls `check_secret` when `suspend` is set; every
+/// request body is recorded.
+fn plain_model(suspend: bool) -> (Arc<dyn toolnexus::client::HttpTransport>, Arc<Mutex<Vec<Value>>>) {
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    let t = toolnexus::client::transport::from_fn(move |req| {
+        let body = req.json();
+        seen.lock().unwrap().push(body.clone());
+        async move {
+            let message = if suspend
+                && !body["messages"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|m| m["role"] == "tool")
+            {
+                json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                    "function": {"name": "check_secret", "arguments": "{}"}}]})
+            } else {
+                json!({"role": "assistant", "content": "ok"})
+            };
+            Ok(toolnexus::client::HttpResponse::json(
+                &json!({"choices": [{"message": message}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}),
+            ))
+        }
+    });
+    (t, bodies)
+}
+
+fn plain_runtime(t: Arc<dyn toolnexus::client::HttpTransport>) -> RuntimeBuilder {
+    AgentRuntime::builder()
+        .base_url("http://127.0.0.1:9/v1")
+        .model("m")
+        .api_key("k")
+        .retries(0)
+        .transport(t)
+        .clock(Arc::new(VirtualClock::new()))
+}
+
+/// A `before_llm` that counts its calls and appends a system message `inject`.
+fn counting_hook(inject: &'static str) -> (toolnexus::client::Hooks, Arc<std::sync::atomic::AtomicUsize>) {
+    let n = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c = n.clone();
+    let hooks = toolnexus::client::Hooks::new().before_llm(move |req| {
+        c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            let mut messages = req.messages;
+            messages.push(json!({"role": "system", "content": inject}));
+            Ok(Some(toolnexus::client::hooks::LlmOverride {
+                messages: Some(messages),
+                ..Default::default()
+            }))
+        }
+    });
+    (hooks, n)
+}
+
+fn wire_has(bodies: &Mutex<Vec<Value>>, needle: &str) -> bool {
+    bodies
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|b| b["messages"].to_string().contains(needle))
+}
+
+#[tokio::test]
+async fn hooks_h1_runtime_hooks_reach_the_wire() {
+    let expect = &hooks_scenario("H1")["expect"];
+    let (t, bodies) = plain_model(false);
+    let (hooks, ran) = counting_hook("INJECTED-BY-HOOK");
+    let rt = plain_runtime(t)
+        .hooks(hooks)
+        .build(Registry::new([AgentDef::new("a", "x")]).unwrap())
+        .unwrap();
+    assert_eq!(bounded(rt.run("a", "go")).await.unwrap().text, "ok");
+    assert_eq!(
+        json!(ran.load(std::sync::atomic::Ordering::SeqCst) == 1),
+        expect["hookRan"]
+    );
+    assert!(wire_has(
+        &bodies,
+        expect["wireTranscriptContains"].as_str().unwrap()
+    ));
+}
+
+/// A metric sink recording event kinds.
+fn metric_sink() -> (toolnexus::client::OnMetric, Arc<Mutex<Vec<String>>>) {
+    let kinds = Arc::new(Mutex::new(Vec::new()));
+    let k = kinds.clone();
+    let sink: toolnexus::client::OnMetric = Arc::new(move |e: &toolnexus::client::MetricEvent| {
+        let kind = match e {
+            toolnexus::client::MetricEvent::Llm { .. } => "llm",
+            toolnexus::client::MetricEvent::Tool { .. } => "tool",
+            toolnexus::client::MetricEvent::Run { .. } => "run",
+            _ => "other",
+        };
+        k.lock().unwrap().push(kind.to_owned());
+    });
+    (sink, kinds)
+}
+
+#[tokio::test]
+async fn hooks_h2_runtime_on_metric_receives_the_section_8_events() {
+    let expect = &hooks_scenario("H2")["expect"];
+    let (t, _) = plain_model(false);
+    let (sink, kinds) = metric_sink();
+    let rt = plain_runtime(t)
+        .on_metric(sink)
+        .build(Registry::new([AgentDef::new("a", "x")]).unwrap())
+        .unwrap();
+    bounded(rt.run("a", "go")).await.unwrap();
+    assert_eq!(json!(*kinds.lock().unwrap()), expect["eventsReceived"]);
+}
+
+#[tokio::test]
+async fn hooks_h3_a_defs_hooks_replace_the_runtimes() {
+    let expect = &hooks_scenario("H3")["expect"];
+    let (t, bodies) = plain_model(false);
+    let (runtime_hooks, runtime_fired) = counting_hook("RUNTIME");
+    let (a_hooks, a_fired) = counting_hook("AGENT-A");
+    let reg = Registry::new([AgentDef::new("a", "x").hooks(a_hooks), AgentDef::new("b", "y")]).unwrap();
+    let rt = plain_runtime(t).hooks(runtime_hooks).build(reg).unwrap();
+    bounded(rt.run("a", "go")).await.unwrap();
+    bounded(rt.run("b", "go")).await.unwrap();
+    use std::sync::atomic::Ordering::SeqCst;
+    assert_eq!(
+        a_fired.load(SeqCst) as u64,
+        expect["agentAHookFired"].as_u64().unwrap()
+    );
+    assert_eq!(
+        runtime_fired.load(SeqCst) as u64,
+        expect["runtimeHookFired"].as_u64().unwrap()
+    );
+    let bodies = bodies.lock().unwrap();
+    let a = bodies[0]["messages"].to_string();
+    assert!(
+        a.contains("AGENT-A") && !a.contains("RUNTIME"),
+        "merged, not replaced: {a}"
+    );
+}
+
+#[tokio::test]
+async fn hooks_h4_hooks_and_on_metric_resolve_independently() {
+    let expect = &hooks_scenario("H4")["expect"];
+    let (t, bodies) = plain_model(false);
+    let (runtime_hooks, runtime_fired) = counting_hook("RUNTIME");
+    let (a_hooks, a_fired) = counting_hook("AGENT-A");
+    let (sink, kinds) = metric_sink();
+    let reg = Registry::new([AgentDef::new("a", "x").hooks(a_hooks)]).unwrap();
+    let rt = plain_runtime(t)
+        .hooks(runtime_hooks)
+        .on_metric(sink)
+        .build(reg)
+        .unwrap();
+    bounded(rt.run("a", "go")).await.unwrap();
+    use std::sync::atomic::Ordering::SeqCst;
+    assert_eq!(
+        json!(a_fired.load(SeqCst) == 1 && runtime_fired.load(SeqCst) == 0),
+        expect["usesDefHooks"]
+    );
+    assert_eq!(
+        json!(*kinds.lock().unwrap() == ["llm", "run"]),
+        expect["usesRuntimeOnMetric"]
+    );
+    assert!(wire_has(&bodies, "AGENT-A"));
+}
+
+/// H5's seeded transcript: the leading soul and 40 user/assistant pairs of 200 chars.
+fn seeded(given: &Value) -> Vec<Value> {
+    let g = &given["generator"];
+    let mut out = vec![g["leading"].clone()];
+    for _ in 0..g["pairs"].as_u64().unwrap() {
+        for m in g["group"].as_array().unwrap() {
+            let content = m["content"].as_str().unwrap();
+            let ch = content.split('\'').nth(1).unwrap();
+            let n: usize = content.split(' ').nth(2).unwrap().parse().unwrap();
+            out.push(json!({"role": m["role"], "content": ch.repeat(n)}));
+        }
+    }
+    out
+}
+
+/// The §7F compactor of the fixture, as a `before_llm` hook: over `maxTokens` (4 chars a
+/// token), keep the leading system message verbatim, summarize the head, keep a tail of
+/// at most `keepTail` tokens that begins at a user turn.
+fn compactor(opts: &Value) -> toolnexus::client::Hooks {
+    let max = opts["maxTokens"].as_u64().unwrap() as usize;
+    let keep = opts["keepTail"].as_u64().unwrap() as usize;
+    toolnexus::client::Hooks::new().before_llm(move |req| async move {
+        let tokens = |m: &Value| m["content"].as_str().map_or(0, |s| s.len() / 4);
+        let messages = req.messages;
+        if messages.iter().map(tokens).sum::<usize>() <= max {
+            return Ok(None);
+        }
+        let mut start = messages.len();
+        let mut used = 0;
+        while start > 1 && used + tokens(&messages[start - 1]) <= keep {
+            used += tokens(&messages[start - 1]);
+            start -= 1;
+        }
+        while start < messages.len() && messages[start]["role"] != "user" {
+            start += 1;
+        }
+        let mut out = vec![
+            messages[0].clone(),
+            json!({"role": "user", "content": "SUMMARY-OF-HEAD"}),
+        ];
+        out.extend_from_slice(&messages[start..]);
+        Ok(Some(toolnexus::client::hooks::LlmOverride {
+            messages: Some(out),
+            ..Default::default()
+        }))
+    })
+}
+
+async fn seeded_agent(given: &Value, suspend: bool) -> (AgentRuntime, Handle, Arc<Mutex<Vec<Value>>>) {
+    let (t, bodies) = plain_model(suspend);
+    let mut def = AgentDef::new("a", "x").hooks(compactor(&given["compactorOptions"]));
+    if suspend {
+        def = def.uses([tool("check_secret")]);
+    }
+    let rt = plain_runtime(t).build(Registry::new([def]).unwrap()).unwrap();
+    let h = rt.spawn(&rt.root(), "a", None).unwrap();
+    rt.conversation_store().save(h.id(), seeded(given)).await.unwrap();
+    (rt, h, bodies)
+}
+
+#[tokio::test]
+async fn hooks_h5_a_per_agent_compactor_compacts_an_agent_run() {
+    let sc = hooks_scenario("H5");
+    let (given, expect) = (&sc["given"], &sc["expect"]);
+    let (rt, h, bodies) = seeded_agent(given, false).await;
+    let stored = rt.conversation_store().get(h.id()).await.unwrap().unwrap();
+    assert_eq!(
+        stored.len() as u64,
+        expect["preRunStoredMessages"].as_u64().unwrap()
+    );
+    rt.wake(&h, Some("go".into())).unwrap();
+    assert_eq!(bounded(rt.wait(&h, None)).await.text, "ok");
+    let wire = bodies.lock().unwrap()[0]["messages"].as_array().unwrap().clone();
+    assert_eq!(
+        json!(wire.len() < stored.len()),
+        expect["wireTranscriptSmallerThanPreRun"]
+    );
+    assert_eq!(wire[0]["content"], expect["firstWireMessageContent"]);
+    assert!(wire_has(
+        &bodies,
+        expect["wireTranscriptContains"].as_str().unwrap()
+    ));
+    assert_eq!(wire[2]["role"], "user", "the tail begins at a user turn");
+}
+
+#[tokio::test]
+async fn hooks_h6_a_compacted_turn_that_suspends_is_rewound_whole() {
+    let sc = hooks_scenario("H6");
+    let given = &hooks_scenario("H5")["given"];
+    let expect = &sc["expect"];
+    let (rt, h, bodies) = seeded_agent(given, true).await;
+    rt.wake(&h, Some("go".into())).unwrap();
+    let r = bounded(rt.wait(&h, None)).await;
+    assert_eq!(r.status.as_str(), expect["status"]);
+    assert!(wire_has(&bodies, "SUMMARY-OF-HEAD"), "the turn compacted");
+    let stored = rt.conversation_store().get(h.id()).await.unwrap().unwrap();
+    assert_eq!(
+        stored.len() as u64,
+        expect["storedMessagesAfter"].as_u64().unwrap()
+    );
+    assert_eq!(
+        stored,
+        seeded(given),
+        "the full pre-turn checkpoint, not the compacted head"
+    );
+}
+
+/// `unsetIsByteIdentical`: with neither seam set, a handle's wire bodies are exactly those
+/// of a client the host builds with the same settings.
+#[tokio::test]
+async fn hooks_unset_is_byte_identical_to_a_host_built_client() {
+    let fx = fixture("agent-hooks.json");
+    assert!(fx["invariants"]["unsetIsByteIdentical"].is_string());
+    let (t, agent_bodies) = plain_model(false);
+    let def = AgentDef::new("a", "x").soul("SOUL").uses([tool("lookup")]);
+    let rt = plain_runtime(t).build(Registry::new([def]).unwrap()).unwrap();
+    bounded(rt.run("a", "go")).await.unwrap();
+    let (t, host_bodies) = plain_model(false);
+    let client = toolnexus::client::Client::builder()
+        .base_url("http://127.0.0.1:9/v1")
+        .model("m")
+        .api_key("k")
+        .style(toolnexus::client::Style::OpenAi)
+        .system_prompt("SOUL")
+        .transport(t)
+        .build()
+        .unwrap();
+    client
+        .run("go", &toolnexus::Toolkit::new([tool("lookup")]))
+        .await
+        .unwrap();
+    assert_eq!(*agent_bodies.lock().unwrap(), *host_bodies.lock().unwrap());
+    let stored = rt.conversation_store().get("root/a.1").await.unwrap().unwrap();
+    assert_eq!(stored.len(), 3, "system, user, assistant: {stored:#?}");
+}
