@@ -744,7 +744,7 @@ impl Shared {
             let outcome = AssertUnwindSafe(sh.run_turn(&h, input, answer, cancel))
                 .catch_unwind()
                 .await
-                .unwrap_or_else(|p| Outcome::Panicked(panic_text(&p)));
+                .unwrap_or_else(|p| Outcome::Panicked(panic_text(&*p)));
             sh.book(&h, turn_no, outcome);
         });
         Ok(rx)
