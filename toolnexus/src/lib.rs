@@ -93,7 +93,7 @@ pub use result::ToolResult;
 pub use suspend::{Answer, Request};
 pub use tool::{Tool, ToolFuture, ToolSource, sanitize};
 pub use toolkit::{Closeable, Toolkit};
-pub use toolnexus_macros::{tool, toolkit};
+pub use toolnexus_macros::{agents, tool, toolkit};
 
 /// Re-exported so a user's schemars version can never skew against ours.
 pub use schemars;
