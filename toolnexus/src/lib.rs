@@ -48,6 +48,8 @@ pub mod a2a;
 #[cfg(feature = "acp")]
 pub mod acp;
 pub mod adapter;
+#[cfg(feature = "client")]
+pub mod agents;
 pub mod assembly;
 #[cfg(feature = "builtins")]
 pub mod builtin;
@@ -91,7 +93,7 @@ pub use result::ToolResult;
 pub use suspend::{Answer, Request};
 pub use tool::{Tool, ToolAnnotations, ToolFuture, ToolSource, sanitize};
 pub use toolkit::{Closeable, Toolkit};
-pub use toolnexus_macros::{tool, toolkit};
+pub use toolnexus_macros::{agents, tool, toolkit};
 
 /// Re-exported so a user's schemars version can never skew against ours.
 pub use schemars;
