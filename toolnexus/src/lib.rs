@@ -57,6 +57,8 @@ mod child;
 pub mod classifier;
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(feature = "client")]
+pub mod compaction;
 pub mod content;
 pub mod context;
 #[cfg(feature = "http")]
