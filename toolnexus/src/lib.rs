@@ -75,6 +75,8 @@ pub mod native;
     feature = "a2a"
 ))]
 mod net;
+#[cfg(feature = "client")]
+pub mod persona;
 pub mod result;
 pub mod schema;
 #[cfg(feature = "skills")]
