@@ -24,6 +24,7 @@ enum Command {
     Prompt(cmd::prompt::Prompt),
     Run(cmd::run::Run),
     Serve(Box<cmd::serve::Serve>),
+    Agent(cmd::agent::Agent),
 }
 
 /// A command's failure: the one line to print, and the exit code.
@@ -96,6 +97,7 @@ fn main() -> ExitCode {
             Command::Prompt(c) => c.run().await,
             Command::Run(c) => c.run().await,
             Command::Serve(c) => c.run().await,
+            Command::Agent(c) => c.run().await,
         }
     });
     match outcome {
