@@ -30,6 +30,7 @@ enum Command {
     Prompt(cmd::prompt::Prompt),
     Run(cmd::run::Run),
     Serve(Box<cmd::serve::Serve>),
+    Agent(cmd::agent::Agent),
 }
 
 /// A command's failure: the one line to print, and the exit code.
@@ -106,6 +107,7 @@ fn main() -> ExitCode {
             Command::Prompt(c) => signals.unless_stopped(c.run()).await,
             Command::Run(c) => c.run(&mut signals).await,
             Command::Serve(c) => c.run().await,
+            Command::Agent(c) => c.run().await,
         }
     });
     // A REPL's stdin read may still be blocked on its thread: don't wait for a line.

@@ -2,7 +2,7 @@
 //! Anthropic Messages and Gemini `generateContent` wires) on 127.0.0.1 — the embedded default model of the quickstart, the
 //! examples and the benchmarks. No key, no network, no cost, the same answer every time.
 //!
-//! Two scenarios:
+//! Three scenarios:
 //! - [`Scenario::Planner`] reads the user prompt and the advertised tools. The prompt is split
 //!   into steps on the word `then`; each step names tools (an advertised name, or a suffix of
 //!   one after `_`, so `get_weather` finds `bench_get_weather`), optionally followed by a
@@ -11,6 +11,8 @@
 //!   tool results. A prompt that names no tool is answered directly.
 //! - [`Scenario::Bench`] is the cross-port benchmark script: turn 1 calls `get_weather`
 //!   `{"city":"Paris"}` and `add` `{"a":2,"b":2}` in parallel, turn 2 answers [`BENCH_ANSWER`].
+//! - [`Scenario::Persona`] is the planner with a memory: a prompt that names no tool is answered
+//!   with the system prompt's `- ` entries (`I remember: …`), so a persona's recall shows.
 //!
 //! ```
 //! use serde_json::json;
@@ -54,6 +56,10 @@ pub enum Scenario {
     Planner,
     /// The fixed benchmark script.
     Bench,
+    /// The planner, with a memory: a prompt that names no tool is answered with the system
+    /// prompt's `- ` lines (a persona's memory entries, SPEC §7E) as `I remember: a; b`, or
+    /// `I remember nothing yet.`
+    Persona,
 }
 
 /// One planned tool call.
@@ -82,6 +88,29 @@ pub fn plan(scenario: Scenario, messages: &[Value], names: &[&str]) -> Reply {
     match scenario {
         Scenario::Bench => bench_reply(messages.iter().rev().map(Cow::Borrowed), names),
         Scenario::Planner => planner_reply(messages, names),
+        Scenario::Persona => match planner_reply(messages, names) {
+            // The planner's answer to a prompt that named no tool.
+            Reply::Text(t) if t.starts_with("You said: ") => Reply::Text(recall(messages)),
+            reply => reply,
+        },
+    }
+}
+
+/// What the system prompt remembers: its `- ` lines.
+fn recall(messages: &[Value]) -> String {
+    let system = messages
+        .iter()
+        .find(|m| m["role"] == "system")
+        .map(text_of)
+        .unwrap_or_default();
+    let entries: Vec<&str> = system
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .collect();
+    if entries.is_empty() {
+        "I remember nothing yet.".to_owned()
+    } else {
+        format!("I remember: {}", entries.join("; "))
     }
 }
 
@@ -550,6 +579,9 @@ struct RequestBody<'a> {
     stream: bool,
     #[serde(default)]
     stream_options: Option<StreamOptions>,
+    /// Anthropic's system prompt, beside the messages (read by [`Scenario::Persona`]).
+    #[serde(default, borrow)]
+    system: Option<Cow<'a, str>>,
 }
 
 /// An OpenAI `{type, function: {name}}` or Anthropic `{name}` tool entry.
@@ -590,8 +622,12 @@ impl RequestBody<'_> {
             let latest_first = self.messages.iter().rev().map(|m| Cow::Owned(parse(m)));
             return (bench_reply(latest_first, &names), BENCH_USAGE, model);
         }
-        let messages: Vec<Value> = self.messages.iter().map(parse).collect();
-        let reply = planner_reply(&messages, &names);
+        let mut messages: Vec<Value> = self.messages.iter().map(parse).collect();
+        let system = self.system.as_deref().filter(|s| !s.is_empty());
+        if let Some(system) = system.filter(|_| scenario == Scenario::Persona) {
+            messages.insert(0, json!({"role": "system", "content": system}));
+        }
+        let reply = plan(scenario, &messages, &names);
         let usage = planner_usage(&messages, &reply);
         (reply, usage, model)
     }
@@ -1067,5 +1103,27 @@ mod tests {
         assert_eq!(args, r#"{"a":1}"#);
         assert!(sse.ends_with("data: [DONE]\n\n"));
         assert!(sse.contains(r#""usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}"#));
+    }
+
+    #[test]
+    fn persona_answers_a_toolless_prompt_from_the_system_prompt() {
+        let mut messages = vec![
+            json!({"role": "system", "content": "## SOUL.md\n\nAva\n\n## USER.md\n\n- Prefers dark roast\n- IST"}),
+            json!({"role": "user", "content": "what do you remember?"}),
+        ];
+        assert_eq!(
+            plan(Scenario::Persona, &messages, &["memory"]),
+            Reply::Text("I remember: Prefers dark roast; IST".into())
+        );
+        // A prompt naming a tool is planned as the planner does.
+        messages[1] = json!({"role": "user", "content": r#"memory {"action":"add","text":"x"}"#});
+        let Reply::Calls(c) = plan(Scenario::Persona, &messages, &["memory"]) else {
+            panic!()
+        };
+        assert_eq!(c[0].arguments, json!({"action": "add", "text": "x"}));
+        assert_eq!(
+            plan(Scenario::Persona, &messages[1..], &[]),
+            Reply::Text("I remember nothing yet.".into())
+        );
     }
 }

@@ -59,6 +59,8 @@ mod child;
 pub mod classifier;
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(feature = "client")]
+pub mod compaction;
 pub mod content;
 pub mod context;
 #[cfg(feature = "http")]
@@ -75,6 +77,8 @@ pub mod native;
     feature = "a2a"
 ))]
 mod net;
+#[cfg(feature = "client")]
+pub mod persona;
 pub mod result;
 pub mod schema;
 #[cfg(feature = "skills")]

@@ -1,6 +1,7 @@
 //! One module per subcommand; [`ToolkitArgs`] are the flags every toolkit-building
 //! subcommand shares, [`Stop`] the signals that end one early, [`print_out`] its output.
 
+pub mod agent;
 pub mod call;
 pub mod prompt;
 pub mod run;
