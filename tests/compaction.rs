@@ -58,6 +58,16 @@ fn tool_pair_safe(messages: &[Value]) -> bool {
         for c in m["tool_calls"].as_array().into_iter().flatten() {
             called.insert(c["id"].as_str().unwrap_or("").to_owned());
         }
+        for part in m["parts"].as_array().into_iter().flatten() {
+            if let Some(id) = part.pointer("/functionCall/id").and_then(Value::as_str) {
+                called.insert(id.to_owned());
+            }
+            if let Some(r) = part.get("functionResponse")
+                && !called.contains(r["id"].as_str().unwrap_or(""))
+            {
+                return false;
+            }
+        }
         let blocks = m["content"].as_array().into_iter().flatten();
         for b in blocks {
             if b["type"] == "tool_use" {
@@ -419,6 +429,21 @@ fn transcript(style: Style) -> impl Strategy<Value = Vec<Value>> {
                             m.push(json!({"role": "assistant", "content": uses}));
                             m.push(json!({"role": "user", "content": results}));
                         }
+                        Style::Gemini => {
+                            let calls: Vec<Value> = ids
+                                .iter()
+                                .map(|id| json!({"functionCall": {"id": id, "name": "lookup", "args": {}}}))
+                                .collect();
+                            let responses: Vec<Value> = ids
+                                .iter()
+                                .map(|id| {
+                                    json!({"functionResponse": {"id": id, "name": "lookup",
+                                "response": {"output": text}}})
+                                })
+                                .collect();
+                            m.push(json!({"role": "model", "parts": calls}));
+                            m.push(json!({"role": "user", "parts": responses}));
+                        }
                     }
                 }
             }
@@ -457,7 +482,7 @@ fn check(
     prop_assert_eq!(tail, &input[input.len() - tail.len()..]);
     if let Some(first) = tail.first() {
         prop_assert_eq!(&first["role"], "user");
-        prop_assert!(first["content"].is_string());
+        prop_assert!(first["content"].is_string() || first["parts"][0]["text"].is_string());
     }
     Ok(())
 }
@@ -475,5 +500,11 @@ proptest! {
     fn anthropic_transcripts_stay_tool_pair_safe(input in transcript(Style::Anthropic), max in 0usize..3000,
                                                  keep in 0usize..2000, flush in any::<bool>()) {
         check(Style::Anthropic, input, max, keep, flush)?;
+    }
+
+    #[test]
+    fn gemini_transcripts_stay_tool_pair_safe(input in transcript(Style::Gemini), max in 0usize..3000,
+                                              keep in 0usize..2000, flush in any::<bool>()) {
+        check(Style::Gemini, input, max, keep, flush)?;
     }
 }

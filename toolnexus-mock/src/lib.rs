@@ -786,7 +786,7 @@ async fn generate(
     let reply = plan(scenario, &messages, &names);
     let usage = match scenario {
         Scenario::Bench => BENCH_USAGE,
-        Scenario::Planner => planner_usage(&messages, &reply),
+        Scenario::Planner | Scenario::Persona => planner_usage(&messages, &reply),
     };
     match method {
         "generateContent" => json_response(gemini_response(model, &reply, usage)),

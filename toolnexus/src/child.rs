@@ -36,7 +36,7 @@ impl ChildGuard {
     /// `true` once the child process has exited (a non-blocking check).
     #[cfg(feature = "mcp")]
     pub(crate) fn has_exited(&mut self) -> bool {
-        matches!(self.0.try_wait(), Ok(Some(_)))
+        matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
     #[cfg(feature = "acp")]

@@ -181,12 +181,15 @@ impl io::Write for CharCount {
 }
 
 /// Does this message carry a tool result? (`tool` role; an Anthropic `user` message whose
-/// content holds `tool_result` blocks.)
+/// content holds `tool_result` blocks; a Gemini `user` message with `functionResponse` parts.)
 fn carries_tool_result(m: &Value) -> bool {
     m["role"] == "tool"
         || m["content"]
             .as_array()
             .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "tool_result"))
+        || m["parts"]
+            .as_array()
+            .is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_some()))
 }
 
 /// A tail may start here: a user turn that is not part of a tool group.
@@ -223,15 +226,17 @@ impl Compactor {
                 return None;
             }
         };
-        let role = match self.opts.style {
-            Style::OpenAi => "system",
-            Style::Anthropic => "user",
+        // Gemini's transcript has no system role and carries text in `parts`.
+        let note = |text: String| match self.opts.style {
+            Style::OpenAi => json!({"role": "system", "content": text}),
+            Style::Anthropic => json!({"role": "user", "content": text}),
+            Style::Gemini => json!({"role": "user", "parts": [{"text": text}]}),
         };
         let mut out = Vec::with_capacity(head + 2 + messages.len() - split);
         out.extend_from_slice(&messages[..head]);
-        out.push(json!({"role": role, "content": format!("{SUMMARY_PREFIX}{summary}")}));
+        out.push(note(format!("{SUMMARY_PREFIX}{summary}")));
         if self.opts.flush_to_memory {
-            out.push(json!({"role": role, "content": FLUSH_REMINDER}));
+            out.push(note(FLUSH_REMINDER.to_owned()));
         }
         out.extend_from_slice(&messages[split..]);
         let shrank = catch_unwind(AssertUnwindSafe(|| self.count(&out) < self.count(messages)));
