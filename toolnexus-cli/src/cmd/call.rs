@@ -60,8 +60,8 @@ fn failed_server(tk: &Toolkit, name: &str) -> Option<ToolResult> {
         return None;
     }
     // MCP tools are named `SERVER_TOOL` (both sanitized); the longest matching server wins.
-    let (server, reason) = tk
-        .mcp_status()
+    let statuses = tk.mcp_status();
+    let (server, reason) = statuses
         .iter()
         .filter_map(|(server, status)| match status {
             McpStatus::Failed { reason } => Some((server, reason)),
