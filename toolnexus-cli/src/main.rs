@@ -111,7 +111,7 @@ fn main() -> ExitCode {
         }
     });
     // A REPL's stdin read may still be blocked on its thread: don't wait for a line.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    runtime.shutdown_timeout(std::time::Duration::from_millis(250));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure { message, code }) => {

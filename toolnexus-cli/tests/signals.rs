@@ -115,8 +115,12 @@ fn signal(pid: u32, name: &str) {
 fn stop(mut cli: Child, sig: &str, (server, child): (u32, u32)) -> (Option<i32>, String) {
     assert!(alive(server) && alive(child), "the server and its child run");
     assert!(group_members(server).contains(&child), "one group");
+    // Held open until the CLI has exited: `wait` would close it, and a REPL reading EOF
+    // could end on its own before the signal is handled.
+    let stdin = cli.stdin.take();
     signal(cli.id(), sig);
     let status = cli.wait().unwrap();
+    drop(stdin);
     let deadline = Instant::now() + Duration::from_secs(10);
     while !group_members(server).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
