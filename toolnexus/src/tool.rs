@@ -82,7 +82,6 @@ impl fmt::Display for ToolSource {
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct ToolAnnotations {
     /// A human-readable title.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -5,7 +5,12 @@
 //! are our own types, so an SDK upgrade never breaks a user.
 //!
 //! - [`config`]: the `mcp.json` format ([`McpConfig`], [`ServerConfig`]).
-//! - `load` / [`McpSource`] / `list_mcp_tools` (feature `mcp`): connect, list, call.
+//! - `load` / [`McpSource`] / `list_mcp_tools` (feature `mcp`): connect, list, call; over
+//!   stdio, streamable HTTP, or the legacy HTTP+SSE transport a URL falls back to. Each
+//!   server's session outlives its connection: a lost server is restarted on the next call
+//!   (`failed` after three attempts), `tools/list_changed` re-lists it
+//!   (`Toolkit::refresh_mcp_tools` applies the list), progress reaches the call's
+//!   `ToolContext`, and a dropped call sends `notifications/cancelled`.
 //! - `serve` (feature `serve`): expose a [`Toolkit`](crate::Toolkit) at `POST /mcp`.
 
 use std::fmt;
