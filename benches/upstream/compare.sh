@@ -14,8 +14,8 @@
 # Needs: cargo build --release -p toolnexus-mock -p toolnexus-testserver (this workspace).
 # Profiles: `ours` is built with this workspace's release profile (copied from Cargo.toml,
 # the `lean` profile below); `up` with cargo's default release profile, what a user of that
-# crate gets; `up-lean` is the upstream crate under our profile, to separate the profile's
-# share from the library's. Nothing of the upstream crate's code is kept here.
+# crate gets; `up-lean` is the upstream crate under our profile and `ours-default` ours under
+# cargo's default, to separate the profile's share from the library's. Nothing of the upstream crate's code is kept here.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=${UPBENCH:-/tmp/upbench}
@@ -245,12 +245,14 @@ build() {
   nice -n 10 cargo build --profile lean -p ours
   nice -n 10 cargo build --release -p up
   nice -n 10 cargo build --profile lean -p up
+  nice -n 10 cargo build --release -p ours
 }
 
 drivers() { # NAME PATH pairs, in the order they alternate
   echo "ours $work/target/lean/ours"
   echo "up $work/target/release/up"
   echo "up-lean $work/target/lean/up"
+  echo "ours-default $work/target/release/ours"
 }
 
 start_mock() {
