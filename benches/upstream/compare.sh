@@ -266,6 +266,10 @@ start_mock() {
 
 drive() { # DRIVER MODE RUNS WARMUP [wrapper...]
   local path=$1 mode=$2 runs=$3 warmup=$4; shift 4
+  # The whole binary in the page cache first: the kernel maps cached neighbours of each page a
+  # process touches (fault-around), so resident code depends on what is cached. Fully cached is
+  # the state of a binary in steady use, and the same for every driver.
+  cat "$path" > /dev/null
   "$@" "$path" --mode "$mode" --mock "$mock" --mcp-cmd "$bin/toolnexus-testserver bench" \
     --skills "$repo/examples/skills" --runs "$runs" --warmup "$warmup"
 }
