@@ -105,7 +105,7 @@ fn two_turns_a_tool_call_an_interrupt_and_a_resumed_session() {
     let dir = home.path();
     std::fs::write(dir.join("SOUL.md"), "You are Ava, a calm support assistant.").unwrap();
     let agent = format!(
-        "cd {dir} && env OPENAI_API_KEY=test-key {bin} agent {dir} --base-url {url} --model mock-model",
+        "cd {dir} && env OPENAI_API_KEY=test-key {bin} agent {dir} --base-url {url} --model mock-model --api-key-env OPENAI_API_KEY",
         dir = dir.display(),
         bin = env!("CARGO_BIN_EXE_toolnexus"),
         url = mock.base_url(),

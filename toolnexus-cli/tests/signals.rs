@@ -147,7 +147,15 @@ fn stop(mut cli: Child, sig: &str, (server, child): (u32, u32)) -> (Option<i32>,
 #[test]
 fn sigint_during_a_run_stops_the_servers_and_exits_130() {
     let fx = Fixture::new("answer");
-    let mut cli = fx.start(&["run", "--base-url", "http://127.0.0.1:9", "--model", "m"]);
+    let mut cli = fx.start(&[
+        "run",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--model",
+        "m",
+        "--api-key-env",
+        "OPENAI_API_KEY",
+    ]);
     let pids = fx.wait_ready("asked");
     // The REPL's prompt: the toolkit is built and the CLI waits for a line.
     let mut stderr = cli.stderr.take().unwrap();

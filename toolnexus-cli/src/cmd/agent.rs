@@ -19,29 +19,21 @@ use toolnexus::client::{Client, ConversationStore, FileStore, RunOptions, RunRes
 use toolnexus::compaction::{CompactorOptions, client_summarizer, compactor};
 use toolnexus::persona::{Beat, HEARTBEAT_PROMPT, Heartbeat, Persona};
 
-use super::{ToolkitArgs, parse_style};
+use super::{ModelArgs, ToolkitArgs};
 use crate::Failure;
 
 /// The conversation id under `DIR/.toolnexus/`.
 const SESSION: &str = "session";
 
-/// Run a persona directory (AGENTS.md, SOUL.md, …, MEMORY.md) as an interactive agent. The
-/// API key comes from OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY.
+/// Run a persona directory (AGENTS.md, SOUL.md, …, MEMORY.md) as an interactive agent.
 #[derive(Debug, Args)]
 pub struct Agent {
     /// The persona directory.
     dir: PathBuf,
     #[command(flatten)]
     toolkit: ToolkitArgs,
-    /// The provider base URL, e.g. https://openrouter.ai/api/v1.
-    #[arg(long, value_name = "URL")]
-    base_url: String,
-    /// Wire style: openai | anthropic.
-    #[arg(long, default_value = "openai")]
-    style: String,
-    /// The model id, sent verbatim.
-    #[arg(long)]
-    model: String,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Wake the persona on this period (e.g. 30m, 45s, 2h) to read HEARTBEAT.md.
     #[arg(long, value_name = "PERIOD", value_parser = parse_period)]
     heartbeat: Option<Duration>,
@@ -181,7 +173,7 @@ enum Input {
 impl Agent {
     pub async fn run(self) -> Result<(), Failure> {
         let persona = Persona::from_dir(&self.dir).map_err(Failure::new)?;
-        let style = parse_style(&self.style)?;
+        let style = self.model.style()?;
         let screen = Screen::default();
         let mut tk = self.toolkit.build().await?;
         tk.add_tools([persona.memory_tool()]);
@@ -277,12 +269,7 @@ impl Agent {
     }
 
     fn client(&self, persona: &Persona, style: Style, screen: &Screen) -> Result<Client, Failure> {
-        let builder = || {
-            Client::builder()
-                .base_url(&self.base_url)
-                .style(style)
-                .model(&self.model)
-        };
+        let builder = || self.model.builder();
         let screen = screen.clone();
         let mut hooks = Hooks::new().after_tool(move |o| {
             screen.line(&tool_line(&o.name, &o.args, &o.result.output, o.result.is_error));
@@ -290,7 +277,7 @@ impl Agent {
         });
         if let Some(max_tokens) = self.max_tokens {
             // The summary is asked of the same model, without the persona's prompt or tools.
-            let summarizer = builder().build().map_err(Failure::client)?;
+            let summarizer = builder()?.build().map_err(Failure::client)?;
             let compact = compactor(
                 CompactorOptions::new(max_tokens, client_summarizer(summarizer))
                     .style(style)
@@ -298,7 +285,7 @@ impl Agent {
             );
             hooks = hooks.before_llm(compact.before_llm());
         }
-        builder()
+        builder()?
             .system_prompt(persona.soul())
             .max_turns(self.max_turns)
             .hooks(hooks)

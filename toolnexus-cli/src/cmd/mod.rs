@@ -13,11 +13,63 @@ pub fn parse_style(text: &str) -> Result<Style, Failure> {
     text.parse().map_err(|e: UnknownStyle| Failure::usage(e))
 }
 
+/// The model a command drives: the flags `run` and `agent` share. The API key comes from the
+/// variable `--api-key-env` names, else from the provider's own variable for its own https host
+/// only (OPENROUTER_API_KEY for openrouter.ai, OPENAI_API_KEY for api.openai.com,
+/// ANTHROPIC_API_KEY for api.anthropic.com, GEMINI_API_KEY for generativelanguage.googleapis.com).
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// The provider base URL, e.g. https://openrouter.ai/api/v1.
+    #[arg(long, value_name = "URL")]
+    pub base_url: String,
+    /// Wire style: openai | anthropic | gemini.
+    #[arg(long, default_value = "openai")]
+    pub style: String,
+    /// The model id, sent verbatim.
+    #[arg(long)]
+    pub model: String,
+    /// The environment variable holding the API key: how a key reaches a host that is not
+    /// a provider's own (a gateway, a local server).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Whole-run deadline per prompt, in seconds (default: the client's, 600).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: Option<u64>,
+    /// Retries per LLM request on 429/5xx/network errors (default: the client's, 2).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub retries: Option<u32>,
+}
+
+impl ModelArgs {
+    /// The parsed `--style`.
+    pub fn style(&self) -> Result<Style, Failure> {
+        parse_style(&self.style)
+    }
+
+    /// A client builder for this model: URL, style, model id, key variable, deadline, retries.
+    pub fn builder(&self) -> Result<ClientBuilder, Failure> {
+        let mut builder = Client::builder()
+            .base_url(&self.base_url)
+            .style(self.style()?)
+            .model(&self.model);
+        if let Some(var) = &self.api_key_env {
+            builder = builder.api_key_env(var);
+        }
+        if let Some(secs) = self.timeout {
+            builder = builder.timeout(std::time::Duration::from_secs(secs));
+        }
+        if let Some(n) = self.retries {
+            builder = builder.retries(n);
+        }
+        Ok(builder)
+    }
+}
+
 use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
-use toolnexus::client::{Style, UnknownStyle};
+use toolnexus::client::{Client, ClientBuilder, Style, UnknownStyle};
 use toolnexus::mcp::McpStatus;
 use toolnexus::{Toolkit, ToolkitOptions};
 

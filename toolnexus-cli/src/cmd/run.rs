@@ -25,15 +25,8 @@ use crate::Failure;
 pub struct Run {
     #[command(flatten)]
     toolkit: ToolkitArgs,
-    /// The provider base URL, e.g. https://openrouter.ai/api/v1.
-    #[arg(long, value_name = "URL")]
-    base_url: String,
-    /// Wire style: openai | anthropic | gemini.
-    #[arg(long, default_value = "openai")]
-    style: String,
-    /// The model id, sent verbatim.
-    #[arg(long)]
-    model: String,
+    #[command(flatten)]
+    model: ModelArgs,
     /// A system prompt, prepended to the skills catalog.
     #[arg(long, value_name = "TEXT")]
     system: Option<String>,
@@ -43,16 +36,6 @@ pub struct Run {
     /// LLM round trips per prompt.
     #[arg(long, default_value_t = 10)]
     max_turns: u32,
-    /// The environment variable holding the API key: how a key reaches a host that is not
-    /// a provider's own (a gateway, a local server).
-    #[arg(long, value_name = "VAR")]
-    api_key_env: Option<String>,
-    /// Whole-run deadline per prompt, in seconds (default: the client's, 600).
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    timeout: Option<u64>,
-    /// Retries per LLM request on 429/5xx/network errors (default: the client's, 2).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=20))]
-    retries: Option<u32>,
 }
 
 type Input = Arc<Mutex<Lines<BufReader<Stdin>>>>;
@@ -74,24 +57,14 @@ impl Run {
             eprintln!("→ {} {}", call.name, call.args);
             None
         });
-        let mut builder = Client::builder()
-            .base_url(&self.base_url)
-            .style(parse_style(&self.style)?)
-            .model(&self.model)
+        let mut builder = self
+            .model
+            .builder()?
             .max_turns(self.max_turns)
             .hooks(hooks)
             .wait_for_fn(move |request| ask_on_terminal(input.clone(), request));
         if let Some(system) = &self.system {
             builder = builder.system_prompt(system);
-        }
-        if let Some(var) = &self.api_key_env {
-            builder = builder.api_key_env(var);
-        }
-        if let Some(secs) = self.timeout {
-            builder = builder.timeout(Duration::from_secs(secs));
-        }
-        if let Some(n) = self.retries {
-            builder = builder.retries(n);
         }
         builder.build().map_err(Failure::client)
     }
