@@ -646,8 +646,10 @@ pub(crate) fn provider_message(body: &[u8], redactor: &Redactor) -> String {
         })
         .and_then(Value::as_str)
         .unwrap_or_else(|| text.trim());
-    // Redacted before the cut, so no secret survives split across the edge.
-    let msg = redactor.redact(msg);
+    // Redacted before the final cut, so no secret survives split across its edge; only the
+    // head is scanned (a key run that starts in the first 200 chars ends well within 400).
+    let head: String = msg.chars().take(400).collect();
+    let msg = redactor.redact(&head);
     if msg.chars().count() > 200 {
         let cut: String = msg.chars().take(200).collect();
         format!("{cut}…")
