@@ -25,6 +25,7 @@ async fn serve_exposes_the_toolkit_over_mcp_until_sigterm() {
             "--name",
             "gw",
         ])
+        .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -55,6 +56,21 @@ async fn serve_exposes_the_toolkit_over_mcp_until_sigterm() {
         .await;
     assert!(!r.is_error, "{r:?}");
     assert!(r.output.contains("gateway content"), "{}", r.output);
+    // The file tools are confined to the server's working directory.
+    let r = tk
+        .execute(
+            "gw_read",
+            json!({"path": "/etc/hostname"}),
+            ToolContext::default(),
+        )
+        .await;
+    assert!(r.is_error);
+    assert!(
+        r.output
+            .starts_with("read: /etc/hostname resolves outside baseDir "),
+        "{}",
+        r.output
+    );
     tk.close().await;
 
     let start = Instant::now();
@@ -87,7 +103,7 @@ fn serve_on_a_taken_port_is_a_one_line_error() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.starts_with(&format!("toolnexus: cannot serve MCP on {addr}: ")),
+        stderr.starts_with(&format!("toolnexus: cannot serve on {addr}: ")),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

@@ -147,14 +147,6 @@ fn a2a_flags_that_do_not_fit_are_usage_errors() {
         )
     };
     assert_eq!(
-        run(&["serve", "--mcp", "127.0.0.1:0", "--a2a", "127.0.0.1:1", "--no-builtins"]),
-        (
-            Some(2),
-            "toolnexus: --mcp 127.0.0.1:0 and --a2a 127.0.0.1:1 must be the same address: one listener serves both"
-                .to_owned()
-        )
-    );
-    assert_eq!(
         run(&["serve", "--a2a", "127.0.0.1:0", "--no-builtins"]),
         (
             Some(2),

@@ -75,6 +75,8 @@ pub mod native;
 mod net;
 pub mod result;
 pub mod schema;
+#[cfg(feature = "serve")]
+pub mod serve;
 #[cfg(feature = "skills")]
 pub mod skill;
 pub mod suspend;

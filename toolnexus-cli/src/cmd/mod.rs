@@ -57,7 +57,12 @@ impl SkillsArgs {
 impl ToolkitArgs {
     /// Builds the toolkit these flags describe.
     pub async fn build(&self) -> Result<Toolkit, Failure> {
-        let mut options = self.skills.apply(ToolkitOptions::default())?;
+        self.build_with(ToolkitOptions::default()).await
+    }
+
+    /// Builds the toolkit these flags describe on top of a subcommand's own `options`.
+    pub async fn build_with(&self, options: ToolkitOptions) -> Result<Toolkit, Failure> {
+        let mut options = self.skills.apply(options)?;
         if let Some(config) = &self.config {
             options = options.config(config.clone());
         }
