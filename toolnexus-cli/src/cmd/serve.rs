@@ -220,15 +220,11 @@ impl Serve {
         }
     }
 
-    /// The URLs alone on stdout (MCP first), so a script can read where to connect; what is
-    /// served, and what is not, on stderr.
+    /// What is served, and what is not, on stderr; then the URLs alone on stdout (MCP
+    /// first), so a script can read where to connect.
     fn announce(&self, tk: &Toolkit, handles: &[ServeHandle]) {
         let mcp = handles.iter().find_map(|h| h.mcp_url().map(|url| (h, url)));
         let agent = handles.iter().find(|h| h.a2a().is_some());
-        let mut urls: Vec<String> = mcp.iter().map(|(_, url)| url.clone()).collect();
-        urls.extend(agent.map(|h| h.url().to_owned()));
-        println!("{}", urls.join("\n"));
-
         for name in &self.expose {
             if tk.get(name).is_none() {
                 eprintln!("toolnexus: --expose {name}: no such tool; ignored");
@@ -266,6 +262,10 @@ impl Serve {
             "no authentication"
         };
         eprintln!("toolnexus: {auth}; Ctrl-C to stop");
+        // Last, so a script that has read the URLs has also seen what is served.
+        let mut urls: Vec<String> = mcp.iter().map(|(_, url)| url.clone()).collect();
+        urls.extend(agent.map(|h| h.url().to_owned()));
+        println!("{}", urls.join("\n"));
     }
 
     /// The config file's `a2a` block, then the flags over it.
