@@ -8,7 +8,8 @@
 //! - **Origin.** A request without `Origin` (any non-browser client) passes. With one, it
 //!   must be the server's own origin (`http://` + its `Host`) or listed in
 //!   [`ServeOptions::allowed_origins`](super::ServeOptions::allowed_origins): `scheme://host`
-//!   (any port), `scheme://host:port`, `scheme://host:*`, or `null`.
+//!   (its scheme's default port), `scheme://host:port`, `scheme://host:*` (any port), or
+//!   `null`.
 //!
 //! Both refusals are HTTP 403 with a one-line reason.
 
