@@ -13,8 +13,9 @@ mod support;
 use std::time::Duration;
 
 use serde_json::json;
-use toolnexus::a2a::{A2aConfig, A2aServer, AgentOptions, AgentStatus};
+use toolnexus::a2a::{A2aConfig, AgentOptions, AgentStatus};
 use toolnexus::client::Style;
+use toolnexus::serve::{A2aProfile, ServeOptions, serve};
 use toolnexus::{ToolContext, Toolkit, ToolkitOptions, tool, toolkit};
 
 /// Translate a phrase into French.
@@ -44,16 +45,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .extra_tools(toolkit![translate, ponder].tools().cloned()),
     )
     .await?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
     let config = A2aConfig {
         name: Some("Polyglot".into()),
         ..A2aConfig::default()
     };
-    let remote = A2aServer::new(&remote_tk, client.clone(), config, &base);
-    let app = remote.router();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    let card = format!("{base}/.well-known/agent-card.json");
+    let options = ServeOptions {
+        a2a: Some(A2aProfile::new(client.clone(), config)),
+        ..ServeOptions::default()
+    };
+    let served = serve(&remote_tk, "127.0.0.1:0", options).await?;
+    let remote = served.a2a().expect("the A2A profile is mounted").clone();
+    let card = format!("{}/.well-known/agent-card.json", served.url());
 
     // Our toolkit: the agents block of a config file, one agent down.
     let tk = Toolkit::build(ToolkitOptions::default().builtins(false).config(json!({"agents": {
@@ -131,5 +133,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("the remote task is now {}", remote_task.status.state);
     assert_eq!(remote_task.status.state.as_str(), "canceled");
     tk.close().await;
+    served.stop().await;
     Ok(())
 }

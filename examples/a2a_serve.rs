@@ -12,10 +12,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolnexus::a2a::{A2aConfig, A2aServer, TaskEvent};
+use toolnexus::a2a::{A2aConfig, TaskEvent};
 use toolnexus::client::Style;
-use toolnexus::mcp::serve::{ServeOptions, router};
-use toolnexus::{CancellationToken, Toolkit, ToolkitOptions, tool, toolkit};
+use toolnexus::mcp::serve::McpServeConfig;
+use toolnexus::serve::{A2aProfile, ServeOptions, serve};
+use toolnexus::{Toolkit, ToolkitOptions, tool, toolkit};
 
 /// Look an order up by id.
 #[tool]
@@ -67,8 +68,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     .await?;
 
     // One listener: the A2A routes and the MCP profile at /mcp.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
     let config = A2aConfig {
         name: Some("order-desk".into()),
         on_task: Some(Arc::new(|e: &TaskEvent| {
@@ -80,17 +79,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })),
         ..A2aConfig::default()
     };
-    let agent = A2aServer::new(&tk, client, config, &base);
-    let stop = CancellationToken::new();
-    let app = agent
-        .router()
-        .merge(router(&tk, ServeOptions::default(), stop.clone(), true));
-    let shutdown = stop.clone();
-    let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, app)
-            .with_graceful_shutdown(async move { shutdown.cancelled().await })
-            .await;
-    });
+    let options = ServeOptions {
+        mcp: Some(McpServeConfig::default()),
+        a2a: Some(A2aProfile::new(client, config)),
+        ..ServeOptions::default()
+    };
+    let handle = serve(&tk, "127.0.0.1:0", options).await?;
+    let base = handle.url().to_owned();
+    let agent = handle.a2a().expect("the A2A profile is mounted").clone();
     println!("serving the A2A agent at {base}/ and MCP at {base}/mcp");
 
     let card: Value = reqwest::get(format!("{base}/.well-known/agent-card.json"))
@@ -161,8 +157,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         failed.status_text(),
         "the agent shut down before the task finished"
     );
-    stop.cancel();
-    server.await?;
+    handle.stop().await;
     tk.close().await;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! MCP both ways: one toolkit is served as an MCP server (streamable HTTP on 127.0.0.1,
-//! the `serve` feature), and a second toolkit connects to it from an ordinary MCP config —
-//! `{"mcpServers": {"gw": {"url": "http://…/mcp"}}}` — so its tools arrive prefixed `gw_`.
+//! the `serve` feature, behind a bearer token), and a second toolkit connects to it from an
+//! ordinary MCP config — `{"mcpServers": {"gw": {"url": "http://…/mcp", "headers":
+//! {"Authorization": "Bearer …"}}}}` — so its tools arrive prefixed `gw_`.
 //! A server that cannot be reached is isolated and reported in `mcp_status()`. Finally the
 //! embedded mock model calls a tool through the gateway.
 //!
@@ -11,7 +12,8 @@ mod support;
 use serde_json::json;
 use toolnexus::client::Style;
 use toolnexus::mcp::McpStatus;
-use toolnexus::mcp::serve::{ServeOptions, serve};
+use toolnexus::mcp::serve::McpServeConfig;
+use toolnexus::serve::{AuthToken, ServeOptions, serve};
 use toolnexus::{ToolContext, Toolkit, ToolkitOptions, tool, toolkit};
 
 /// Look up the current weather for a city.
@@ -28,18 +30,26 @@ fn add(a: i64, b: i64) -> i64 {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // The gateway: these native tools over MCP at http://127.0.0.1:PORT/mcp.
-    let handle = serve(
-        &toolkit![get_weather, add],
-        "127.0.0.1:0",
-        ServeOptions::default(),
-    )
-    .await?;
-    println!("serving MCP at {}", handle.url());
+    // The gateway: these native tools over MCP at http://127.0.0.1:PORT/mcp, for callers
+    // that present the token (a real deployment reads it from its environment).
+    let token = "example-token-7f3a9c";
+    let options = ServeOptions {
+        mcp: Some(McpServeConfig::default()),
+        auth_token: Some(AuthToken::new(token)),
+        ..ServeOptions::default()
+    };
+    let handle = serve(&toolkit![get_weather, add], "127.0.0.1:0", options).await?;
+    let url = handle.mcp_url().unwrap_or_default();
+    println!("serving MCP at {url}");
+
+    // Without the token, the gateway answers 401.
+    let denied = reqwest::Client::new().post(&url).send().await?;
+    println!("no token -> {}", denied.status());
+    assert_eq!(denied.status(), 401);
 
     // A client toolkit built from an MCP config; "down" points at a closed port.
     let config = json!({"mcpServers": {
-        "gw": {"url": handle.url()},
+        "gw": {"url": url, "headers": {"Authorization": format!("Bearer {token}")}},
         "down": {"url": "http://127.0.0.1:1/mcp", "timeout": 2000}
     }});
     let tk = Toolkit::build(ToolkitOptions::default().config(config).builtins(false)).await?;

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use mcp_support::*;
 use serde_json::{Value, json};
-use toolnexus::mcp::serve::{CallEvent, ServeOptions, serve};
+use toolnexus::mcp::serve::{CallEvent, McpServeConfig};
+use toolnexus::serve::{ServeHandle, ServeOptions, serve};
 use toolnexus::{ContentPart, Tool, ToolResult, ToolSource, Toolkit};
 
 fn gateway_toolkit() -> Toolkit {
@@ -29,6 +30,15 @@ fn gateway_toolkit() -> Toolkit {
     ])
 }
 
+/// The toolkit served over MCP alone, on loopback.
+async fn serve_mcp(tk: &Toolkit, mcp: McpServeConfig) -> ServeHandle {
+    let options = ServeOptions {
+        mcp: Some(mcp),
+        ..ServeOptions::default()
+    };
+    serve(tk, "127.0.0.1:0", options).await.unwrap()
+}
+
 async fn rpc(url: &str, body: Value) -> Value {
     let resp = reqwest::Client::new()
         .post(url)
@@ -46,10 +56,8 @@ async fn rpc(url: &str, body: Value) -> Value {
 
 #[tokio::test]
 async fn wire_initialize_list_call_and_unknown_tool() {
-    let handle = serve(&gateway_toolkit(), "127.0.0.1:0", ServeOptions::default())
-        .await
-        .unwrap();
-    let url = handle.url().to_owned();
+    let handle = serve_mcp(&gateway_toolkit(), McpServeConfig::default()).await;
+    let url = handle.mcp_url().unwrap();
     let init = rpc(
         &url,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -107,7 +115,7 @@ async fn wire_initialize_list_call_and_unknown_tool() {
 async fn our_client_round_trips_through_the_gateway_with_filter_and_on_call() {
     let events: Arc<Mutex<Vec<CallEvent>>> = Arc::default();
     let sink = events.clone();
-    let options = ServeOptions {
+    let options = McpServeConfig {
         name: Some("gw".into()),
         version: Some("9.9.9".into()),
         tools: Some(vec!["echo".into(), "nope".into(), "unknown-is-ignored".into()]),
@@ -116,8 +124,8 @@ async fn our_client_round_trips_through_the_gateway_with_filter_and_on_call() {
             panic!("a panicking on_call is contained");
         })),
     };
-    let handle = serve(&gateway_toolkit(), "127.0.0.1:0", options).await.unwrap();
-    let tk = toolkit_of(json!({"gw": {"url": handle.url(), "timeout": 5000}})).await;
+    let handle = serve_mcp(&gateway_toolkit(), options).await;
+    let tk = toolkit_of(json!({"gw": {"url": handle.mcp_url().unwrap(), "timeout": 5000}})).await;
     assert_connected(&tk, "gw");
     assert_eq!(tk.tool_names(), ["gw_echo", "gw_nope"]);
     let r = call(&tk, "gw_echo", json!({"text": "round trip"})).await;
@@ -164,9 +172,7 @@ async fn python_mcp_sdk_client_lists_and_calls() {
         ));
         return;
     }
-    let handle = serve(&gateway_toolkit(), "127.0.0.1:0", ServeOptions::default())
-        .await
-        .unwrap();
+    let handle = serve_mcp(&gateway_toolkit(), McpServeConfig::default()).await;
     let script = r#"
 import asyncio, json, sys
 from mcp import ClientSession
@@ -188,7 +194,7 @@ async def main(url):
 
 asyncio.run(main(sys.argv[1]))
 "#;
-    let url = handle.url().to_owned();
+    let url = handle.mcp_url().unwrap();
     let py = python.clone();
     let out = tokio::time::timeout(
         Duration::from_secs(60),
@@ -226,8 +232,7 @@ async fn bind_failure_is_a_typed_error() {
         .await
         .unwrap_err();
     assert!(
-        err.to_string()
-            .starts_with(&format!("cannot serve MCP on {addr}: ")),
+        err.to_string().starts_with(&format!("cannot serve on {addr}: ")),
         "{err}"
     );
 }

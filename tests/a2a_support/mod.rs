@@ -296,11 +296,11 @@ pub async fn run_client(program: &str, args: Vec<String>) -> Value {
     })
 }
 
-/// A toolkit served as an A2A agent on 127.0.0.1 (an ephemeral port).
+/// A toolkit served as an A2A agent on 127.0.0.1 (an ephemeral port), stopped on drop.
 pub struct Served {
     pub url: String,
     pub server: toolnexus::a2a::A2aServer,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    handle: toolnexus::serve::ServeHandle,
 }
 
 impl Served {
@@ -309,14 +309,17 @@ impl Served {
         client: toolnexus::client::Client,
         config: toolnexus::a2a::A2aConfig,
     ) -> Served {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let server = toolnexus::a2a::A2aServer::new(toolkit, client, config, &url);
-        let stop = spawn_server(listener, server.router());
+        let options = toolnexus::serve::ServeOptions {
+            a2a: Some(toolnexus::serve::A2aProfile::new(client, config)),
+            ..Default::default()
+        };
+        let handle = toolnexus::serve::serve(toolkit, "127.0.0.1:0", options)
+            .await
+            .unwrap();
         Served {
-            url,
-            server,
-            stop: Some(stop),
+            url: handle.url().to_owned(),
+            server: handle.a2a().unwrap().clone(),
+            handle,
         }
     }
 
@@ -351,13 +354,5 @@ impl Served {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         panic!("task {id} never reached {state}");
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
     }
 }

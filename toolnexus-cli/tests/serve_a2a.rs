@@ -147,14 +147,6 @@ fn a2a_flags_that_do_not_fit_are_usage_errors() {
         )
     };
     assert_eq!(
-        run(&["serve", "--mcp", "127.0.0.1:0", "--a2a", "127.0.0.1:1", "--no-builtins"]),
-        (
-            Some(2),
-            "toolnexus: --mcp 127.0.0.1:0 and --a2a 127.0.0.1:1 must be the same address: one listener serves both"
-                .to_owned()
-        )
-    );
-    assert_eq!(
         run(&["serve", "--a2a", "127.0.0.1:0", "--no-builtins"]),
         (
             Some(2),
@@ -188,4 +180,69 @@ fn a2a_flags_that_do_not_fit_are_usage_errors() {
             "toolnexus: serve needs --mcp ADDR, --a2a ADDR, or both".to_owned()
         )
     );
+}
+
+#[tokio::test]
+async fn serve_mcp_and_a2a_on_two_addresses_are_two_guarded_listeners() {
+    let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await.unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_toolnexus"))
+        .args([
+            "serve",
+            "--mcp",
+            "127.0.0.1:0",
+            "--a2a",
+            "localhost:0",
+            "--no-builtins",
+        ])
+        .args([
+            "--skills",
+            &skills_dir(),
+            "--base-url",
+            &model.base_url(),
+            "--model",
+            "m",
+        ])
+        .env("OPENAI_API_KEY", "sk-not-needed")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Reaper(child);
+    let mut out = BufReader::new(child.0.stdout.take().unwrap());
+    let (mut mcp_url, mut base) = (String::new(), String::new());
+    out.read_line(&mut mcp_url).unwrap();
+    out.read_line(&mut base).unwrap();
+    let (mcp_url, base) = (mcp_url.trim().to_owned(), base.trim().to_owned());
+    let mcp_base = mcp_url.strip_suffix("/mcp").unwrap().to_owned();
+    assert_ne!(mcp_base, base, "two listeners, two ports");
+
+    let http = reqwest::Client::new();
+    let status = |url: String, origin: Option<&'static str>| {
+        let mut request = http.get(url);
+        if let Some(o) = origin {
+            request = request.header("origin", o);
+        }
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    let card = "/.well-known/agent-card.json";
+    assert_eq!(status(format!("{base}{card}"), None).await, 200);
+    // Each listener serves its own profile only, and each is guarded.
+    assert_eq!(status(format!("{mcp_base}{card}"), None).await, 404);
+    assert_eq!(status(format!("{base}/mcp"), None).await, 404);
+    assert_eq!(
+        status(format!("{base}{card}"), Some("http://evil.example")).await,
+        403
+    );
+    assert_eq!(
+        status(format!("{mcp_base}/mcp"), Some("http://evil.example")).await,
+        403
+    );
+    let cfg =
+        McpConfig::from_value(&json!({"mcpServers": {"gw": {"url": mcp_url, "timeout": 10000}}})).unwrap();
+    let source = load(&cfg, LoadOptions::default()).await.unwrap();
+    assert_eq!(source.status()["gw"], McpStatus::Connected);
+    let mut tk = Toolkit::default();
+    source.install(&mut tk);
+    assert_eq!(tk.tool_names(), ["gw_skill"]);
+    tk.close().await;
 }

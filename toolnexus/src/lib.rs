@@ -81,6 +81,8 @@ mod net;
 pub mod persona;
 pub mod result;
 pub mod schema;
+#[cfg(feature = "serve")]
+pub mod serve;
 #[cfg(feature = "skills")]
 pub mod skill;
 pub mod suspend;

@@ -113,7 +113,12 @@ impl ToolkitArgs {
     /// Builds the toolkit these flags describe, and says on stderr which MCP servers failed
     /// (`mcp server NAME: failed: REASON`, in config order): their tools are missing.
     pub async fn build(&self) -> Result<Toolkit, Failure> {
-        let mut options = self.skills.apply(ToolkitOptions::default())?;
+        self.build_with(ToolkitOptions::default()).await
+    }
+
+    /// Builds the toolkit these flags describe on top of a subcommand's own `options`.
+    pub async fn build_with(&self, options: ToolkitOptions) -> Result<Toolkit, Failure> {
+        let mut options = self.skills.apply(options)?;
         if let Some(config) = &self.config {
             options = options.config(config.clone());
         }

@@ -1,17 +1,26 @@
 //! `toolnexus serve --mcp ADDR` / `--a2a ADDR`: serve the toolkit the flags describe as one
 //! MCP server (streamable HTTP at `/mcp`) — any mcp.json + skills + built-ins behind one
 //! gateway — and/or as an A2A agent (card at `/.well-known/agent-card.json`, JSON-RPC at
-//! `POST /`) whose tasks a model fulfils. Both flags on one address serve both there.
+//! `POST /`) whose tasks a model fulfils. Both flags on one address serve both on one
+//! listener; on two addresses, two listeners, each guarded the same way.
+//!
+//! Guarded as the library's `serve` is (Host and Origin checks, limits), plus what only a
+//! command line decides: the token comes from an environment variable (never from the
+//! command line, where `ps` shows it), the file tools are confined to the working
+//! directory, and `bash`/`write`/`edit`/`apply_patch` need `--expose-dangerous`.
 
-use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
 use clap::Args;
-use tokio_util::sync::CancellationToken;
-use toolnexus::a2a::{A2aConfig, A2aServer};
+use toolnexus::a2a::A2aConfig;
 use toolnexus::client::Client;
-use toolnexus::mcp::serve::{ServeOptions, router, serve};
+use toolnexus::mcp::serve::McpServeConfig;
+use toolnexus::serve::{
+    A2aProfile, AuthToken, DANGEROUS_TOOLS, Limits, RequestEvent, ServeError, ServeHandle, ServeOptions,
+    serve,
+};
+use toolnexus::{Toolkit, ToolkitOptions};
 
 use super::ToolkitArgs;
 use crate::Failure;
@@ -31,9 +40,32 @@ pub struct Serve {
     /// needs `--base-url` and `--model`, the model that fulfils its tasks.
     #[arg(long = "a2a", value_name = "ADDR")]
     a2a: Option<String>,
-    /// Expose only this tool over MCP (repeatable; unknown names are ignored).
+    /// Expose only this tool over MCP (repeatable; an unknown name is warned about).
     #[arg(long = "expose", value_name = "NAME")]
     expose: Vec<String>,
+    /// Also serve bash, write, edit and apply_patch (they run commands or change files).
+    #[arg(long)]
+    expose_dangerous: bool,
+    /// Let the file tools reach outside the working directory (confined by default).
+    #[arg(long)]
+    no_confine: bool,
+    /// Require `Authorization: Bearer <token>`, the token read from this environment
+    /// variable.
+    #[arg(long, value_name = "VAR")]
+    auth_token_env: Option<String>,
+    /// Serve a non-loopback address without a token (a trusted network only).
+    #[arg(long)]
+    insecure_no_auth: bool,
+    /// Accept requests addressed to this host name (repeatable; IP addresses and
+    /// `localhost` always are).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allow_hosts: Vec<String>,
+    /// Accept browser requests from this origin, e.g. `http://localhost:6274` (repeatable).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
+    /// Connections open at once (default 256); at the cap the longest-idle one is closed.
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
     /// MCP `serverInfo.name` (default `toolnexus`).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
@@ -85,97 +117,158 @@ struct AgentArgs {
 
 impl Serve {
     pub async fn run(self) -> Result<(), Failure> {
-        let Some(a2a_addr) = self.a2a.clone() else {
-            if self.mcp.is_none() {
-                return Err(Failure::usage("serve needs --mcp ADDR, --a2a ADDR, or both"));
-            }
-            return self.mcp_only().await;
-        };
-        if let Some(mcp) = self.mcp.as_ref().filter(|m| **m != a2a_addr) {
-            return Err(Failure::usage(format!(
-                "--mcp {mcp} and --a2a {a2a_addr} must be the same address: one listener serves both"
-            )));
+        if self.mcp.is_none() && self.a2a.is_none() {
+            return Err(Failure::usage("serve needs --mcp ADDR, --a2a ADDR, or both"));
         }
-        let client = self.agent.client()?;
-        let config = self.a2a_config()?;
-        let tk = self.toolkit.build().await?;
-        let listener = match tokio::net::TcpListener::bind(&a2a_addr).await {
-            Ok(l) => l,
-            Err(e) => {
+        let base = self.guard_options()?;
+        let a2a = match &self.a2a {
+            Some(_) => Some(A2aProfile::new(self.agent.client()?, self.a2a_config()?)),
+            None => None,
+        };
+        let tk = self.build_toolkit().await?;
+        let handles = match self.start(&tk, base, a2a).await {
+            Ok(handles) => handles,
+            Err(failure) => {
                 tk.close().await;
-                return Err(Failure::new(format!("cannot serve on {a2a_addr}: {e}")));
+                return Err(failure);
             }
         };
-        let local = listener.local_addr().map_err(Failure::new)?;
-        let base = base_url(local);
-        let agent = A2aServer::new(&tk, client, config, &base);
-        let stop = CancellationToken::new();
-        let mut app = agent.router();
-        let mut lines = Vec::new();
-        if self.mcp.is_some() {
-            app = app.merge(router(
-                &tk,
-                self.mcp_options(),
-                stop.clone(),
-                local.ip().is_loopback(),
-            ));
-            lines.push(format!("{base}/mcp"));
-        }
-        lines.push(base.clone());
-        let shutdown = stop.clone();
-        let server = tokio::spawn(async move {
-            let listener = listener.tap_io(|tcp| {
-                let _ = tcp.set_nodelay(true);
-            });
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move { shutdown.cancelled().await })
-                .await;
-        });
-        // The URLs alone on stdout (MCP first), so a script can read where to connect.
-        println!("{}", lines.join("\n"));
-        let skills = agent.card().skills.len();
-        eprintln!(
-            "toolnexus: serving an A2A agent ({skills} skills on its card) at {base}/{}; Ctrl-C to stop",
-            if self.mcp.is_some() {
-                " and MCP at /mcp"
-            } else {
-                ""
-            }
-        );
+        self.announce(&tk, &handles);
         shutdown_signal().await;
-        agent.shutdown(A2A_GRACE).await;
-        stop.cancel();
-        let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+        for handle in handles {
+            if let Some(agent) = handle.a2a() {
+                agent.shutdown(A2A_GRACE).await;
+            }
+            handle.stop().await;
+        }
         tk.close().await;
         Ok(())
     }
 
-    async fn mcp_only(self) -> Result<(), Failure> {
-        let addr = self.mcp.clone().unwrap_or_default();
-        let tk = self.toolkit.build().await?;
-        let handle = match serve(&tk, &addr, self.mcp_options()).await {
-            Ok(handle) => handle,
-            Err(e) => {
-                tk.close().await;
-                return Err(Failure::new(e));
-            }
+    /// The options every listener shares: the token, the guard, the limits, the log line.
+    fn guard_options(&self) -> Result<ServeOptions, Failure> {
+        let auth_token = match &self.auth_token_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(token) if !token.is_empty() => Some(AuthToken::new(token)),
+                Ok(_) => {
+                    return Err(Failure::usage(format!(
+                        "--auth-token-env {var}: the environment variable {var} is empty"
+                    )));
+                }
+                Err(_) => {
+                    return Err(Failure::usage(format!(
+                        "--auth-token-env {var}: the environment variable {var} is not set"
+                    )));
+                }
+            },
         };
-        // The URL alone on stdout, so a script can read where to connect.
-        println!("{}", handle.url());
-        eprintln!("toolnexus: serving {} tools over MCP; Ctrl-C to stop", tk.len());
-        shutdown_signal().await;
-        handle.stop().await;
-        tk.close().await;
-        Ok(())
+        let mut limits = Limits::default();
+        if let Some(n) = self.max_connections {
+            limits.max_connections = n.max(1);
+        }
+        Ok(ServeOptions {
+            auth_token,
+            insecure_no_auth: self.insecure_no_auth,
+            expose_dangerous: self.expose_dangerous,
+            allowed_hosts: self.allow_hosts.clone(),
+            allowed_origins: self.allow_origins.clone(),
+            limits,
+            on_request: Some(Arc::new(|e: &RequestEvent| eprintln!("toolnexus: {e}"))),
+            ..ServeOptions::default()
+        })
     }
 
-    fn mcp_options(&self) -> ServeOptions {
-        ServeOptions {
+    /// The toolkit, its file tools confined to the working directory unless `--no-confine`.
+    async fn build_toolkit(&self) -> Result<Toolkit, Failure> {
+        let mut options = ToolkitOptions::default();
+        if !self.no_confine {
+            let cwd = std::env::current_dir()
+                .map_err(|e| Failure::new(format!("cannot read the working directory: {e}")))?;
+            options = options.base_dir(cwd).confine_to_base_dir(true);
+        }
+        self.toolkit.build_with(options).await
+    }
+
+    /// One listener for both profiles on one address, else one per profile.
+    async fn start(
+        &self,
+        tk: &Toolkit,
+        base: ServeOptions,
+        a2a: Option<A2aProfile>,
+    ) -> Result<Vec<ServeHandle>, Failure> {
+        let mcp = self.mcp.as_ref().map(|_| McpServeConfig {
             name: self.name.clone(),
             version: self.server_version.clone(),
             tools: (!self.expose.is_empty()).then(|| self.expose.clone()),
             on_call: None,
+        });
+        let listen = |addr: &str, mcp: Option<McpServeConfig>, a2a: Option<A2aProfile>| {
+            let options = ServeOptions {
+                mcp,
+                a2a,
+                ..base.clone()
+            };
+            let addr = addr.to_owned();
+            async move { serve(tk, &addr, options).await.map_err(cli_error) }
+        };
+        match (&self.mcp, &self.a2a) {
+            (Some(m), Some(a)) if m != a => {
+                let mcp_handle = listen(m, mcp, None).await?;
+                let a2a_handle = listen(a, None, a2a).await?;
+                Ok(vec![mcp_handle, a2a_handle])
+            }
+            (Some(addr), _) | (None, Some(addr)) => Ok(vec![listen(addr, mcp, a2a).await?]),
+            (None, None) => Ok(Vec::new()),
         }
+    }
+
+    /// What is served, and what is not, on stderr; then the URLs alone on stdout (MCP
+    /// first), so a script can read where to connect.
+    fn announce(&self, tk: &Toolkit, handles: &[ServeHandle]) {
+        let mcp = handles.iter().find_map(|h| h.mcp_url().map(|url| (h, url)));
+        let agent = handles.iter().find(|h| h.a2a().is_some());
+        for name in &self.expose {
+            if tk.get(name).is_none() {
+                eprintln!("toolnexus: --expose {name}: no such tool; ignored");
+            } else if !self.expose_dangerous && DANGEROUS_TOOLS.contains(&name.as_str()) {
+                eprintln!(
+                    "toolnexus: --expose {name}: left out: it runs commands or changes files (add --expose-dangerous to serve it)"
+                );
+            }
+        }
+        let withheld = handles.first().map(ServeHandle::withheld).unwrap_or_default();
+        if !withheld.is_empty() && self.expose.is_empty() {
+            eprintln!(
+                "toolnexus: not serving {}: they run commands or change files; add --expose-dangerous to serve them",
+                withheld.join(", ")
+            );
+        }
+        if !self.no_confine && !self.toolkit.no_builtins {
+            eprintln!("toolnexus: file tools are confined to the working directory (--no-confine to lift)");
+        }
+        if let Some((handle, url)) = &mcp {
+            let n = handle.mcp_tools().len();
+            let tools = if n == 1 { "tool" } else { "tools" };
+            eprintln!("toolnexus: serving {n} {tools} over MCP at {url}");
+        }
+        if let Some(handle) = agent {
+            let skills = handle.a2a().map_or(0, |a| a.card().skills.len());
+            eprintln!(
+                "toolnexus: serving an A2A agent ({skills} skills on its card) at {}/",
+                handle.url()
+            );
+        }
+        let auth = if self.auth_token_env.is_some() {
+            "bearer token required"
+        } else {
+            "no authentication"
+        };
+        eprintln!("toolnexus: {auth}; Ctrl-C to stop");
+        // Last, so a script that has read the URLs has also seen what is served.
+        let mut urls: Vec<String> = mcp.iter().map(|(_, url)| url.clone()).collect();
+        urls.extend(agent.map(|h| h.url().to_owned()));
+        println!("{}", urls.join("\n"));
     }
 
     /// The config file's `a2a` block, then the flags over it.
@@ -212,6 +305,17 @@ impl Serve {
     }
 }
 
+/// The library's refusal in the command line's words; other errors as they are.
+fn cli_error(error: ServeError) -> Failure {
+    match error {
+        ServeError::Unauthenticated { addr } => Failure::usage(format!(
+            "refusing to serve on {addr} without authentication: a non-loopback address is reachable from other machines; pass --auth-token-env VAR (the token in that environment variable), or --insecure-no-auth on a trusted network"
+        )),
+        ServeError::Options { .. } => Failure::usage(error),
+        other => Failure::new(other),
+    }
+}
+
 impl AgentArgs {
     fn client(&self) -> Result<Client, Failure> {
         let (Some(base_url), Some(model)) = (&self.base_url, &self.model) else {
@@ -231,15 +335,6 @@ impl AgentArgs {
             builder = builder.api_key_env(var);
         }
         builder.build().map_err(Failure::client)
-    }
-}
-
-/// `http://HOST:PORT` as a client reaches it (a wildcard bind is reached on loopback).
-fn base_url(addr: SocketAddr) -> String {
-    match addr {
-        SocketAddr::V4(a) if a.ip().is_unspecified() => format!("http://127.0.0.1:{}", a.port()),
-        SocketAddr::V6(a) if a.ip().is_unspecified() => format!("http://[::1]:{}", a.port()),
-        other => format!("http://{other}"),
     }
 }
 

@@ -3,16 +3,17 @@
 //! task that [`Client::run`] (or [`Client::ask`] with the message's `contextId`) fulfils in
 //! the background, `GetTask` reads it, `CancelTask` stops it.
 //!
-//! [`A2aServer`] is the profile; [`A2aServer::router`] is what a listener mounts beside
-//! other profiles (MCP at `/mcp`). Bounded everywhere: at most
-//! [`max_running`](A2aConfig::max_running) tasks run at once (more is a JSON-RPC error,
-//! never a queue), request bodies stop at [`max_body_bytes`](A2aConfig::max_body_bytes),
-//! and [`A2aServer::shutdown`] gives running tasks a deadline, then records the rest as
-//! `failed`.
+//! [`A2aServer`] is the profile; [`crate::serve::serve`] mounts it on a guarded listener
+//! (Host and Origin checks, bearer token, connection limits) beside the MCP profile at
+//! `/mcp`. Bounded everywhere: at most [`max_running`](A2aConfig::max_running) tasks run at
+//! once (more is a JSON-RPC error, never a queue), request bodies stop at
+//! [`max_body_bytes`](A2aConfig::max_body_bytes), and [`A2aServer::shutdown`] gives running
+//! tasks a deadline, then records the rest as `failed`.
 //!
 //! ```
-//! use toolnexus::a2a::{A2aConfig, A2aServer};
+//! use toolnexus::a2a::A2aConfig;
 //! use toolnexus::client::{Client, Generation};
+//! use toolnexus::serve::{A2aProfile, ServeOptions, serve};
 //! use toolnexus::Toolkit;
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -22,11 +23,12 @@
 //! .build()
 //! .unwrap();
 //! let config = A2aConfig { name: Some("echo-agent".into()), ..A2aConfig::default() };
-//! let server = A2aServer::new(&Toolkit::default(), client, config, "http://127.0.0.1:8080");
-//! assert_eq!(server.card().name, "echo-agent");
-//! assert_eq!(server.card().url.as_deref(), Some("http://127.0.0.1:8080/"));
-//! let router = server.router(); // mount it, e.g. `axum::serve(listener, router)`
-//! # drop(router);
+//! let options = ServeOptions { a2a: Some(A2aProfile::new(client, config)), ..ServeOptions::default() };
+//! let handle = serve(&Toolkit::default(), "127.0.0.1:0", options).await.unwrap();
+//! let agent = handle.a2a().unwrap();
+//! assert_eq!(agent.card().name, "echo-agent");
+//! assert_eq!(agent.card().url.as_deref(), Some(format!("{}/", handle.url()).as_str()));
+//! handle.stop().await;
 //! # });
 //! ```
 
@@ -279,7 +281,7 @@ impl fmt::Debug for A2aServer {
 impl A2aServer {
     /// Serves `toolkit` through `client` under `config`. `base_url` is where the listener
     /// is reached (`http://127.0.0.1:8080`); the card's `url` is it plus `/`.
-    pub fn new(toolkit: &Toolkit, client: Client, config: A2aConfig, base_url: &str) -> Self {
+    pub(crate) fn new(toolkit: &Toolkit, client: Client, config: A2aConfig, base_url: &str) -> Self {
         let card = build_card(toolkit, &config, base_url);
         let card_json = Bytes::from(serde_json::to_vec(&card).unwrap_or_default());
         let max_running = config.max_running.clamp(1, Semaphore::MAX_PERMITS);
@@ -317,7 +319,7 @@ impl A2aServer {
     }
 
     /// The A2A routes: `GET /.well-known/agent-card.json` and `POST /`.
-    pub fn router(&self) -> Router {
+    pub(crate) fn router(&self) -> Router {
         Router::new()
             .route(CARD_PATH, get(serve_card))
             .route("/", post(serve_rpc))

@@ -11,7 +11,8 @@
 //!   (`failed` after three attempts), `tools/list_changed` re-lists it
 //!   (`Toolkit::refresh_mcp_tools` applies the list), progress reaches the call's
 //!   `ToolContext`, and a dropped call sends `notifications/cancelled`.
-//! - `serve` (feature `serve`): expose a [`Toolkit`](crate::Toolkit) at `POST /mcp`.
+//! - `serve` (feature `serve`): the MCP profile a [`Toolkit`](crate::Toolkit) is served
+//!   with at `/mcp` (mounted by `crate::serve`).
 
 use std::fmt;
 
@@ -100,7 +101,7 @@ impl Serialize for McpStatus {
     }
 }
 
-/// Why an MCP configuration could not be used, or a load or serve could not run.
+/// Why an MCP configuration could not be used, or a load could not run.
 /// Per-server connection failures are not errors: they are [`McpStatus::Failed`].
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -135,14 +136,6 @@ pub enum McpError {
     /// was shut down.
     #[error("MCP load cancelled")]
     Cancelled,
-    /// The serve address could not be bound.
-    #[error("cannot serve MCP on {addr}: {message}")]
-    Bind {
-        /// The requested address.
-        addr: String,
-        /// The OS error.
-        message: String,
-    },
 }
 
 crate::debug_as_display!(McpError);

@@ -1,26 +1,31 @@
-//! A toolkit served as an MCP server (SPEC §7C): streamable HTTP at `POST /mcp`, stateless,
+//! A toolkit served as an MCP server (SPEC §7C): streamable HTTP at `/mcp`, stateless,
 //! `tools/list` + `tools/call` straight onto [`Tool::execute`](crate::Tool::execute).
 //!
+//! This module is the profile — what `/mcp` answers; [`crate::serve::serve`] mounts it on a
+//! guarded listener (Host and Origin checks, bearer token, limits), beside the A2A profile.
+//!
 //! ```
-//! use toolnexus::mcp::serve::{ServeOptions, serve};
+//! use toolnexus::mcp::serve::McpServeConfig;
+//! use toolnexus::serve::{ServeOptions, serve};
 //! use toolnexus::{Tool, ToolResult, Toolkit};
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let tk = Toolkit::new([Tool::new("ping", |_, _| async { ToolResult::success("pong") })]);
-//! let handle = serve(&tk, "127.0.0.1:0", ServeOptions::default()).await.unwrap();
-//! assert!(handle.url().starts_with("http://127.0.0.1:") && handle.url().ends_with("/mcp"));
+//! let mcp = McpServeConfig { name: Some("pinger".into()), ..McpServeConfig::default() };
+//! let handle = serve(&tk, "127.0.0.1:0", ServeOptions { mcp: Some(mcp), ..ServeOptions::default() })
+//!     .await
+//!     .unwrap();
+//! assert!(handle.mcp_url().unwrap().ends_with("/mcp"));
+//! assert_eq!(handle.mcp_tools(), ["ping"]);
 //! handle.stop().await;
 //! # });
 //! ```
 
 use std::collections::HashMap;
 use std::fmt;
-use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use axum::serve::ListenerExt;
+use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation,
@@ -33,7 +38,6 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::McpError;
 use crate::content::{ContentPart, MediaSource};
 use crate::context::ToolContext;
 use crate::result::ToolResult;
@@ -44,10 +48,8 @@ use crate::toolkit::Toolkit;
 pub const DEFAULT_NAME: &str = "toolnexus";
 /// Default `serverInfo.version`.
 pub const DEFAULT_VERSION: &str = "0.1.0";
-/// How long [`ServeHandle::stop`] waits for in-flight calls before dropping them.
-const STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// One inbound `tools/call`, reported to [`ServeOptions::on_call`] after it finished.
+/// One inbound `tools/call`, reported to [`McpServeConfig::on_call`] after it finished.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallEvent {
     /// The tool name as called.
@@ -65,7 +67,7 @@ pub type OnCall = Arc<dyn Fn(&CallEvent) + Send + Sync>;
 
 /// The MCP serve profile (SPEC §7C `MCPServeConfig`) plus the `on_call` hook.
 #[derive(Clone, Default)]
-pub struct ServeOptions {
+pub struct McpServeConfig {
     /// `serverInfo.name`; `"toolnexus"` when `None`.
     pub name: Option<String>,
     /// `serverInfo.version`; `"0.1.0"` when `None`.
@@ -76,9 +78,9 @@ pub struct ServeOptions {
     pub on_call: Option<OnCall>,
 }
 
-impl fmt::Debug for ServeOptions {
+impl fmt::Debug for McpServeConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ServeOptions")
+        f.debug_struct("McpServeConfig")
             .field("name", &self.name)
             .field("version", &self.version)
             .field("tools", &self.tools)
@@ -87,86 +89,15 @@ impl fmt::Debug for ServeOptions {
     }
 }
 
-/// A running server: its `/mcp` URL and a way to stop it.
-#[derive(Debug)]
-pub struct ServeHandle {
-    url: String,
-    addr: SocketAddr,
-    cancel: CancellationToken,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl ServeHandle {
-    /// `http://HOST:PORT/mcp`.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// The bound address (useful with port 0).
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Stop accepting, give in-flight calls a moment, then drop them.
-    pub async fn stop(self) {
-        self.cancel.cancel();
-        let abort = self.task.abort_handle();
-        if tokio::time::timeout(STOP_GRACE, self.task).await.is_err() {
-            abort.abort();
-        }
-    }
-
-    /// Run until the server stops (e.g. for a CLI in the foreground).
-    pub async fn wait(self) {
-        let _ = self.task.await;
-    }
-}
-
-/// Bind `addr` and serve `toolkit` at `POST /mcp` (stateless streamable HTTP, JSON replies).
-/// The toolkit is snapshotted: tools added later are not served.
-pub async fn serve(toolkit: &Toolkit, addr: &str, options: ServeOptions) -> Result<ServeHandle, McpError> {
-    let bind_error = |e: std::io::Error| McpError::Bind {
-        addr: addr.to_owned(),
-        message: e.to_string(),
-    };
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(bind_error)?;
-    let local = listener.local_addr().map_err(bind_error)?;
-    let cancel = CancellationToken::new();
-    let app = router(toolkit, options, cancel.clone(), local.ip().is_loopback());
-    let shutdown = cancel.clone();
-    let task = tokio::spawn(async move {
-        // One reply per request: send it now, not after a delayed ACK (Nagle).
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let _ = axum::serve(listener, app)
-            .with_graceful_shutdown(async move { shutdown.cancelled().await })
-            .await;
-    });
-    Ok(ServeHandle {
-        url: format!("http://{local}/mcp"),
-        addr: local,
-        cancel,
-        task,
-    })
-}
-
-/// The `/mcp` route alone, to mount beside other routes (e.g. A2A's). With `loopback_only`,
-/// requests whose `Host` is not a loopback name are refused (DNS-rebinding protection).
-pub fn router(
-    toolkit: &Toolkit,
-    options: ServeOptions,
-    cancel: CancellationToken,
-    loopback_only: bool,
-) -> axum::Router {
+/// The `/mcp` route. The Host check is the listener's (every route, every bind address),
+/// so rmcp's own, which covers `/mcp` alone, is off.
+pub(crate) fn router(toolkit: &Toolkit, options: McpServeConfig, cancel: CancellationToken) -> axum::Router {
     let gateway = Gateway::new(toolkit, options);
-    let mut config = StreamableHttpServerConfig::default()
+    let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
-        .with_cancellation_token(cancel);
-    if !loopback_only {
-        config = config.disable_allowed_hosts();
-    }
+        .with_cancellation_token(cancel)
+        .disable_allowed_hosts();
     let service: StreamableHttpService<Gateway, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(gateway.clone()), Default::default(), config);
     axum::Router::new().nest_service("/mcp", service)
@@ -183,7 +114,7 @@ struct GatewayInner {
 }
 
 impl Gateway {
-    fn new(toolkit: &Toolkit, options: ServeOptions) -> Self {
+    fn new(toolkit: &Toolkit, options: McpServeConfig) -> Self {
         let exposed: Vec<Tool> = toolkit
             .tools()
             .filter(|t| {
