@@ -3,7 +3,6 @@
 //! (the `question` tool, an `input` or `authorization` request) is asked on the terminal.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
@@ -14,7 +13,7 @@ use toolnexus::client::{Client, RunResult, RunStatus};
 use toolnexus::suspend::AnswerReason;
 use toolnexus::{Answer, Request, Toolkit};
 
-use super::{Signals, ToolkitArgs, parse_style, print_out};
+use super::{ModelArgs, Signals, ToolkitArgs, print_out};
 use crate::Failure;
 
 /// Run an agent: the toolkit plus a model behind an OpenAI-, Anthropic- or Gemini-style endpoint.
