@@ -201,6 +201,8 @@ async fn serve_mcp_and_a2a_on_two_addresses_are_two_guarded_listeners() {
             &model.base_url(),
             "--model",
             "m",
+            "--api-key-env",
+            "OPENAI_API_KEY",
         ])
         .env("OPENAI_API_KEY", "sk-not-needed")
         .stdout(Stdio::piped())
