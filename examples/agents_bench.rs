@@ -8,8 +8,11 @@
 //!   8` (202 model calls): wall time. Run it under `/usr/bin/time -v` for the peak RSS.
 //!
 //! ```sh
-//! cargo run --release --example agents_bench -- --runs 300
+//! cargo run --release --example agents_bench -- --runs 300 [--mock http://127.0.0.1:PORT/v1]
 //! ```
+//!
+//! `--mock` points at a model server of its own process (`toolnexus-mock --addr …`), the
+//! set-up `benches/agents/py_port.py` runs the Python port's runtime against.
 
 use std::time::Instant;
 
@@ -32,11 +35,15 @@ fn p50(mut v: Vec<f64>) -> f64 {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let runs: usize = std::env::args()
-        .skip_while(|a| a != "--runs")
-        .nth(1)
-        .map_or(Ok(300), |n| n.parse())?;
-    let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;
+    let flag = |name: &str| std::env::args().skip_while(|a| a != name).nth(1);
+    let runs: usize = flag("--runs").map_or(Ok(300), |n| n.parse())?;
+    // Kept alive for the whole run when embedded.
+    let embedded = match flag("--mock") {
+        Some(_) => None,
+        None => Some(MockModel::start("127.0.0.1:0", Scenario::Planner).await?),
+    };
+    let base_url =
+        flag("--mock").unwrap_or_else(|| embedded.as_ref().map(MockModel::base_url).unwrap_or_default());
     let registry = || {
         agents! {
             tools: [lookup];
@@ -46,12 +53,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let rt = AgentRuntime::builder()
-        .base_url(model.base_url())
+        .base_url(&base_url)
         .model("mock-model")
         .api_key("k")
         .build(registry()?)?;
     let client = Client::builder()
-        .base_url(model.base_url())
+        .base_url(&base_url)
         .style(Style::OpenAi)
         .model("mock-model")
         .api_key("k")
@@ -89,7 +96,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let rt = AgentRuntime::builder()
-        .base_url(model.base_url())
+        .base_url(&base_url)
         .model("mock-model")
         .api_key("k")
         .build(registry()?)?;
