@@ -460,3 +460,52 @@ async fn as_tool_returns_only_the_final_text_and_metadata() {
         r#"{"output":"missing required argument: prompt (a string)","isError":true}"#
     );
 }
+
+#[tokio::test]
+async fn interrupting_a_parent_interrupts_the_child_its_task_call_waits_on() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let t = from_fn(move |req| {
+        c.fetch_add(1, Ordering::SeqCst);
+        let body = req.json();
+        async move {
+            if body["model"] == "lead-model" {
+                Ok(reply(call(
+                    "task",
+                    json!({"agent": "worker", "prompt": "slow work"}),
+                )))
+            } else {
+                std::future::pending().await
+            }
+        }
+    });
+    let reg = Registry::new([
+        AgentDef::new("lead", "leads")
+            .model("lead-model")
+            .team(["worker"]),
+        AgentDef::new("worker", "works"),
+    ])
+    .unwrap();
+    let rt = runtime(t).build(reg).unwrap();
+    let lead = rt.spawn(&rt.root(), "lead", None).unwrap();
+    rt.wake(&lead, Some("go".into())).unwrap();
+    bounded(async {
+        while calls.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await;
+    let worker = rt.handle("root/lead.1/worker.1").unwrap();
+    assert_eq!(rt.inspect(&worker).unwrap().state, HandleState::Running);
+    rt.interrupt(&lead);
+    let r = bounded(rt.wait(&lead, None)).await;
+    assert_eq!(r.status, TaskStatus::Interrupted);
+    let w = bounded(rt.wait(&worker, None)).await;
+    assert_eq!(w.status, TaskStatus::Interrupted);
+    assert!(rt.is_quiescent(), "nothing runs on for nobody");
+    assert!(
+        rt.trace()
+            .iter()
+            .any(|l| l == "root/lead.1/worker.1: interrupted (its task call was abandoned)")
+    );
+}

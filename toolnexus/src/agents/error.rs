@@ -178,4 +178,7 @@ pub enum AgentError {
     /// The entry agent could not be spawned.
     #[error(transparent)]
     Spawn(#[from] SpawnError),
+    /// The toolkit behind a served agent's card could not be built.
+    #[error(transparent)]
+    Build(#[from] crate::assembly::BuildError),
 }

@@ -15,6 +15,7 @@
 //! | the two delivery rails, [`InboxItem`] | `delivery.rs` |
 //! | escalation and [`AgentRuntime::resume`] | `suspend.rs` |
 //! | [`Clock`], [`SystemClock`], [`VirtualClock`] | `clock.rs` |
+//! | `Agent::serve`: §7B's A2A serve of an agent (feature `serve`) | `serve.rs` |
 //!
 //! Each handle's turn is one `Client::run_with` of a client the runtime builds for it:
 //! its soul as the system prompt, its tools (plus `task` when it has a team), its model,
@@ -64,6 +65,8 @@ mod error;
 mod gate;
 mod handle;
 mod runtime;
+#[cfg(all(feature = "a2a", feature = "serve", feature = "skills"))]
+mod serve;
 mod suspend;
 mod task_tool;
 

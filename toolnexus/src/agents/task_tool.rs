@@ -90,7 +90,9 @@ async fn delegate(rt: &AgentRuntime, parent: &Handle, team: &[String], args: &Va
             if let Err(e) = rt.wake(&child, Some(prompt.to_owned())) {
                 return ToolResult::failure(e);
             }
+            let watch = Abandon::new(rt, &child);
             let r = rt.wait(&child, None).await;
+            watch.disarm();
             (child, r)
         }
     };
@@ -117,4 +119,36 @@ async fn delegate(rt: &AgentRuntime, parent: &Handle, team: &[String], args: &Va
         ToolResult::success(output)
     };
     r.with_metadata(meta)
+}
+
+/// Interrupts the child when the parent's call is dropped before its result arrived (the
+/// parent was interrupted, closed or timed out): a child never runs on for nobody.
+struct Abandon {
+    rt: Option<AgentRuntime>,
+    child: Handle,
+}
+
+impl Abandon {
+    fn new(rt: &AgentRuntime, child: &Handle) -> Self {
+        Self {
+            rt: Some(rt.clone()),
+            child: child.clone(),
+        }
+    }
+
+    fn disarm(mut self) {
+        self.rt = None;
+    }
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shared.log(format!(
+                "{}: interrupted (its task call was abandoned)",
+                self.child
+            ));
+            rt.interrupt(&self.child);
+        }
+    }
 }

@@ -1,0 +1,53 @@
+//! `serve(agent)` (SPEC §7D): an agent served over A2A on 127.0.0.1 and called by this
+//! crate's own A2A client, its run on the embedded scripted model.
+
+use std::time::Duration;
+
+use toolnexus::a2a::{A2aConfig, Agent as RemoteAgent, AgentOptions};
+use toolnexus::agents::{AgentRuntime, agent};
+use toolnexus::{ToolContext, tool};
+use toolnexus_mock::{MockModel, Scenario};
+
+/// Look a term up.
+#[tool]
+fn lookup(q: String) -> String {
+    format!("docs({q})")
+}
+
+#[tokio::test]
+async fn a_served_agent_answers_a_send_message_with_its_runs_final_text() {
+    let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await.unwrap();
+    let rt = AgentRuntime::builder()
+        .base_url(model.base_url())
+        .model("mock-model")
+        .api_key("k");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let explore = agent("explore", "read-only research").uses([lookup::tool()]);
+    let server = explore.serve(rt, A2aConfig::default(), &base).await.unwrap();
+    assert_eq!(server.card().skills[0].description, "read-only research");
+    assert_eq!(server.card().name, "explore");
+    let router = server.router();
+    let serving = tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let remote = RemoteAgent::resolve(
+        format!("{base}/.well-known/agent-card.json"),
+        AgentOptions::default().poll_every(Duration::from_millis(10)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(remote.name(), "explore");
+    let r = tokio::time::timeout(
+        Duration::from_secs(20),
+        remote.send(r#"lookup {"q":"cache"}"#, ToolContext::default()),
+    )
+    .await
+    .unwrap();
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(
+        r.output,
+        "Here is what the tools returned:\n- lookup: docs(cache)"
+    );
+    server.shutdown(Duration::from_secs(1)).await;
+    serving.abort();
+}

@@ -1,0 +1,77 @@
+//! `serve(agent)` (SPEC §7D Level 1): §7B's A2A serve of an agent, unchanged. The seam is
+//! thin: the [`A2aServer`] runs its usual client loop over an in-process model whose one
+//! "generation" is a whole run of the agent on the runtime — a fresh handle per task,
+//! closed when it ends — so the card, the JSON-RPC methods, the task store and every limit
+//! are the A2A server's own.
+
+use super::agent::Agent;
+use super::error::AgentError;
+use super::handle::TaskStatus;
+use super::runtime::RuntimeBuilder;
+use crate::a2a::{A2aConfig, A2aServer};
+use crate::assembly::ToolkitOptions;
+use crate::client::{Client, Generation};
+use crate::skill::SkillDef;
+use crate::toolkit::Toolkit;
+
+impl Agent {
+    /// This agent as an A2A agent (feature `serve`): the card's name and description default
+    /// to the agent's name and `does`, and its one skill is the agent (id = name,
+    /// description = `does`); each `SendMessage` runs the agent on the latest user
+    /// text. A run that ends other than `done` fails its task with `[status] text` (a
+    /// suspension cannot be answered over A2A yet). Mount [`A2aServer::router`].
+    ///
+    /// ```
+    /// use toolnexus::a2a::A2aConfig;
+    /// use toolnexus::agents::{agent, AgentRuntime};
+    ///
+    /// let rt = AgentRuntime::builder().base_url("http://127.0.0.1:9/v1").model("m").api_key("k");
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let server = agent("explore", "read-only research")
+    ///     .serve(rt, A2aConfig::default(), "http://127.0.0.1:8080")
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!((server.card().name.as_str(), server.card().description.as_str()), ("explore", "read-only research"));
+    /// assert_eq!(server.card().skills[0].id, "explore");
+    /// # });
+    /// ```
+    pub async fn serve(
+        &self,
+        runtime: RuntimeBuilder,
+        mut config: A2aConfig,
+        base_url: &str,
+    ) -> Result<A2aServer, AgentError> {
+        let rt = self.runtime(runtime)?;
+        config.name.get_or_insert_with(|| self.name().to_owned());
+        config
+            .description
+            .get_or_insert_with(|| self.def().does().to_owned());
+        let name = self.name().to_owned();
+        let client = Client::in_process(name.clone(), move |req| {
+            let (rt, name) = (rt.clone(), name.clone());
+            async move {
+                let prompt = req
+                    .messages
+                    .iter()
+                    .rev()
+                    .find(|m| m["role"] == "user")
+                    .and_then(|m| m["content"].as_str())
+                    .unwrap_or_default()
+                    .to_owned();
+                let h = rt.spawn(&rt.root(), &name, None).map_err(|e| e.to_string())?;
+                rt.wake(&h, Some(prompt)).map_err(|e| e.to_string())?;
+                let r = rt.wait(&h, None).await;
+                rt.close(&h).await;
+                match r.status {
+                    TaskStatus::Done => Ok(Generation::text(r.text)),
+                    status => Err(format!("[{status}] {}", r.text)),
+                }
+            }
+        })
+        .build()?;
+        // The card lists skills, never tools: the agent is advertised as one data skill.
+        let skill = SkillDef::new(self.name(), self.def().does()).with_description(self.def().does());
+        let card = Toolkit::build(ToolkitOptions::default().builtins(false).skill(skill)).await?;
+        Ok(A2aServer::new(&card, client, config, base_url))
+    }
+}
