@@ -298,8 +298,10 @@ pub struct BuiltinsConfig {
     /// `None`: see [`shell`].
     pub shell: Option<Vec<String>>,
     /// The opt-in built-ins to add to the ten (none by default).
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
     pub extras: BTreeSet<Extra>,
     /// Where `websearch` sends queries; required when [`Extra::Websearch`] is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub websearch: Option<WebSearchConfig>,
 }
 
