@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use toolnexus::a2a::{A2aConfig, Agent as RemoteAgent, AgentOptions};
 use toolnexus::agents::{AgentRuntime, agent};
+use toolnexus::serve::ServeOptions;
 use toolnexus::{ToolContext, tool};
 use toolnexus_mock::{MockModel, Scenario};
 
@@ -21,14 +22,15 @@ async fn a_served_agent_answers_a_send_message_with_its_runs_final_text() {
         .base_url(model.base_url())
         .model("mock-model")
         .api_key("k");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
     let explore = agent("explore", "read-only research").uses([lookup::tool()]);
-    let server = explore.serve(rt, A2aConfig::default(), &base).await.unwrap();
-    assert_eq!(server.card().skills[0].description, "read-only research");
-    assert_eq!(server.card().name, "explore");
-    let router = server.router();
-    let serving = tokio::spawn(async move { axum::serve(listener, router).await });
+    let served = explore
+        .serve(rt, A2aConfig::default(), "127.0.0.1:0", ServeOptions::default())
+        .await
+        .unwrap();
+    let card = served.a2a().unwrap().card();
+    assert_eq!(card.skills[0].description, "read-only research");
+    assert_eq!(card.name, "explore");
+    let base = served.url().to_owned();
 
     let remote = RemoteAgent::resolve(
         format!("{base}/.well-known/agent-card.json"),
@@ -48,6 +50,5 @@ async fn a_served_agent_answers_a_send_message_with_its_runs_final_text() {
         r.output,
         "Here is what the tools returned:\n- lookup: docs(cache)"
     );
-    server.shutdown(Duration::from_secs(1)).await;
-    serving.abort();
+    served.stop().await;
 }

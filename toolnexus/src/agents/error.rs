@@ -181,4 +181,8 @@ pub enum AgentError {
     /// The toolkit behind a served agent's card could not be built.
     #[error(transparent)]
     Build(#[from] crate::assembly::BuildError),
+    /// The served agent's listener could not start (bind, token, options).
+    #[cfg(feature = "serve")]
+    #[error(transparent)]
+    Serve(#[from] crate::serve::ServeError),
 }
