@@ -1,5 +1,5 @@
 //! What the file-change metadata (`files`, `diff`) costs `edit` and `write`: one line changed
-//! in a file of 1,000 and of 100,000 lines (≈14 KB and ≈1.6 MB). Each call really changes the
+//! in a file of 1,000 and of 100,000 lines (≈22 KB and ≈2.1 MB). Each call really changes the
 //! file (the line flips between two spellings), so every call diffs and writes.
 //!
 //! ```sh
