@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use similar::{Algorithm, ChangeTag, TextDiff};
+use similar::{Algorithm, DiffTag, TextDiff};
 
 use super::files::read_bytes;
 use crate::result::ToolResult;
@@ -63,14 +63,18 @@ pub(super) fn attach(result: ToolResult, changes: &[FileChange<'_>]) -> ToolResu
             .algorithm(Algorithm::Myers)
             .deadline(Instant::now() + DIFF_DEADLINE)
             .diff_lines(change.before, change.after);
+        // Counted from the operations' ranges: no walk over the unchanged lines.
         let (mut additions, mut deletions) = (0usize, 0usize);
         for op in lines.ops() {
-            for c in lines.iter_changes(op) {
-                match c.tag() {
-                    ChangeTag::Insert => additions += 1,
-                    ChangeTag::Delete => deletions += 1,
-                    ChangeTag::Equal => {}
+            let (tag, old, new) = op.as_tag_tuple();
+            match tag {
+                DiffTag::Insert => additions += new.len(),
+                DiffTag::Delete => deletions += old.len(),
+                DiffTag::Replace => {
+                    additions += new.len();
+                    deletions += old.len();
                 }
+                DiffTag::Equal => {}
             }
         }
         files.push(json!({
