@@ -13,8 +13,11 @@
 //! The model is the embedded default: a deterministic scripted model (`toolnexus-mock`)
 //! served on 127.0.0.1, which plans its tool calls from the prompt and the advertised tools.
 //! To talk to a real provider instead, set `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL`, optionally
-//! `TOOLNEXUS_STYLE` (`openai` | `anthropic`) and an API key (`OPENROUTER_API_KEY`,
-//! `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`).
+//! `TOOLNEXUS_STYLE` (`openai` | `anthropic` | `gemini`) and an API key: the provider's own variable
+//! (`OPENROUTER_API_KEY` for openrouter.ai, `OPENAI_API_KEY` for api.openai.com,
+//! `ANTHROPIC_API_KEY` for api.anthropic.com — each is sent only to its own host), or for any
+//! other host (a gateway, a local server) `TOOLNEXUS_API_KEY_ENV` naming the variable that
+//! holds the key.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -84,8 +87,9 @@ fn hint(e: &ClientError) -> Option<&'static str> {
         ClientError::Provider {
             status: 401 | 403, ..
         } => Some(
-            "the provider refused the API key: OPENROUTER_API_KEY is sent when set, else the \
-             style's own OPENAI_API_KEY or ANTHROPIC_API_KEY; check it is the key for TOOLNEXUS_BASE_URL",
+            "the provider refused the API key: check that the variable TOOLNEXUS_API_KEY_ENV names \
+             (or the provider's own OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY) holds \
+             the key for TOOLNEXUS_BASE_URL",
         ),
         ClientError::Provider { status: 404, .. } => {
             Some("not found: check TOOLNEXUS_BASE_URL (usually ends in /v1) and TOOLNEXUS_MODEL")
@@ -102,14 +106,20 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let real = std::env::var("TOOLNEXUS_BASE_URL").ok();
     let _mock; // keeps the embedded model serving until the end
     let mut builder = Client::builder();
-    match &real {
+    let banner = match &real {
         Some(url) => {
             let model = std::env::var("TOOLNEXUS_MODEL")
                 .map_err(|_| "TOOLNEXUS_BASE_URL is set: set TOOLNEXUS_MODEL too")?;
             let style: Style = std::env::var("TOOLNEXUS_STYLE")
                 .unwrap_or_else(|_| "openai".into())
                 .parse()?;
+            let banner = format!("model: {model} at {url}");
             builder = builder.base_url(url).style(style).model(model);
+            // A host that is not a provider's own gets a key only when told which one.
+            if let Ok(var) = std::env::var("TOOLNEXUS_API_KEY_ENV") {
+                builder = builder.api_key_env(var);
+            }
+            banner
         }
         None => {
             let mock = MockModel::start("127.0.0.1:0", Scenario::Planner).await?;
@@ -118,12 +128,19 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 .style(Style::OpenAi)
                 .model("toolnexus-mock")
                 .api_key("not-needed-for-the-embedded-model");
+            let banner = format!(
+                "model: the embedded scripted mock (toolnexus-mock) at {}; for a real provider \
+                 set TOOLNEXUS_BASE_URL and TOOLNEXUS_MODEL (and its API key)",
+                mock.base_url()
+            );
             _mock = mock;
+            banner
         }
-    }
+    };
     let client = builder
         .system_prompt("You are a concise assistant. Use the tools you are given.")
         .build()?;
+    println!("{banner}");
 
     // The toolkit: MCP server (stdio child) + skill + built-ins + our own functions.
     let mcp = json!({"mcpServers": {"weather": {"command": [me.display().to_string(), SERVE_MCP]}}});
@@ -181,9 +198,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 is_error,
                 ..
             } => {
-                let first = output.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
                 let mark = if is_error { "error" } else { "ok" };
-                println!("  <- {name} [{mark}] {first}");
+                println!("  <- {name} [{mark}] {}", summary(&output));
             }
             StreamEvent::Text { delta } => {
                 if !answering {
@@ -194,7 +210,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 print!("{delta}");
             }
             StreamEvent::Pending { request } => println!("  .. waiting on: {}", request.prompt),
-            StreamEvent::Usage { .. } => {}
+            StreamEvent::Usage { .. } | StreamEvent::Progress { .. } => {}
             StreamEvent::Done { result: r } => result = Some(*r),
         }
         last_was_call = is_call;
@@ -224,4 +240,32 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         // The embedded model's plan is deterministic: every call must succeed.
         (None, _) => Err("a tool call failed".into()),
     }
+}
+
+/// One line per tool result, except a loaded skill: the steps it gave the model and the files it
+/// brought, which is what loading a skill changes.
+fn summary(output: &str) -> String {
+    let lines = || output.lines().map(str::trim).filter(|l| !l.is_empty());
+    if !output.starts_with("<skill_content") {
+        return lines().next().unwrap_or("").to_owned();
+    }
+    let title = lines()
+        .find(|l| l.starts_with("# Skill: "))
+        .unwrap_or("# Skill: ?");
+    let mut out = format!(
+        "{} loaded, {} lines for the model:",
+        &title[9..],
+        output.lines().count()
+    );
+    let numbered = |l: &&str| l.split_once(". ").is_some_and(|(n, _)| n.parse::<u32>().is_ok());
+    for step in lines().filter(numbered) {
+        out.push_str("\n       ");
+        out.push_str(step);
+    }
+    for file in lines().filter_map(|l| l.strip_prefix("<file>")?.strip_suffix("</file>")) {
+        let name = file.rsplit('/').next().unwrap_or(file);
+        out.push_str("\n       file: ");
+        out.push_str(name);
+    }
+    out
 }

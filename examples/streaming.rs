@@ -54,6 +54,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 println!("result    {id} {name} -> {output:?} (error: {is_error})");
                 kinds.push("tool_result");
             }
+            StreamEvent::Progress { name, progress, .. } => {
+                println!("progress  {name} {}", progress.progress);
+                kinds.push("progress");
+            }
             StreamEvent::Pending { request } => {
                 println!("pending   {}", request.prompt);
                 kinds.push("pending");

@@ -2,6 +2,8 @@
 //! (`tests/peers/acp/agent.py`; `pip install agent-client-protocol==0.12.1`, done by .ci/run).
 //! Each test spawns its own agent process and bounds every wait.
 
+mod peer;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,10 +25,7 @@ fn python() -> Option<String> {
     match PROBED.get_or_init(probe) {
         Ok(python) => Some(python.clone()),
         Err(what) => {
-            if std::env::var_os("TOOLNEXUS_REQUIRE_PEERS").is_some_and(|v| v == "1") {
-                panic!("{what}");
-            }
-            eprintln!("SKIPPED: {what}");
+            peer::missing(what);
             None
         }
     }

@@ -310,11 +310,8 @@ async fn mcp_tools_come_first_and_close_releases_the_servers() {
         "{names:?}"
     );
     assert_eq!(tk.get("srv_echo").unwrap().source(), ToolSource::Mcp);
-    let status: Vec<(&str, &str)> = tk
-        .mcp_status()
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
+    let statuses = tk.mcp_status();
+    let status: Vec<(&str, &str)> = statuses.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     // Config order (SPEC §2 "Status"), not sorted by name.
     assert_eq!(
         status,

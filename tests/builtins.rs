@@ -436,10 +436,16 @@ async fn read_refuses_what_is_not_a_readable_text_file() {
     assert!(r.is_error);
     let r = call("read", json!({"path": d, "offset": 1})).await;
     assert_eq!(r.output, format!("read: {d} is a directory, not a file"));
-    let bin = path_of(&dir, "a.bin");
-    std::fs::write(&bin, b"ELF\0\x01\x02").unwrap();
-    let r = call("read", json!({"path": bin})).await;
-    assert_eq!(r.output, format!("read: {bin} is a binary file, not text"));
+    // A NUL byte is valid UTF-8: returned as text, as the Python port does, whole or windowed.
+    let nul = path_of(&dir, "a.bin");
+    std::fs::write(&nul, b"ELF\0\x01\x02\nline two").unwrap();
+    let r = call("read", json!({"path": nul})).await;
+    assert_eq!(
+        j(&r),
+        json!({"output": "ELF\u{0}\u{1}\u{2}\nline two", "isError": false}).to_string()
+    );
+    let r = call("read", json!({"path": nul, "offset": 2})).await;
+    assert_eq!((r.output.as_str(), r.is_error), ("line two", false));
     let latin1 = path_of(&dir, "l1.txt");
     std::fs::write(&latin1, b"caf\xe9\n").unwrap();
     let r = call("read", json!({"path": latin1})).await;
@@ -503,8 +509,12 @@ async fn write_creates_parents_and_reports_bytes() {
     let r = call("write", json!({"path": p, "content": "héllo"})).await;
     assert_eq!(
         j(&r),
-        json!({"output": format!("Wrote 6 bytes to {p}"), "isError": false, "metadata": {"bytes": 6}})
-            .to_string()
+        json!({"output": format!("Wrote 6 bytes to {p}"), "isError": false, "metadata": {
+            "bytes": 6,
+            "files": [{"path": p, "status": "added", "additions": 1, "deletions": 0}],
+            "diff": format!("--- /dev/null\n+++ {p}\n@@ -0,0 +1 @@\n+héllo\n\\ No newline at end of file\n"),
+        }})
+        .to_string()
     );
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "héllo");
     let r = call("write", json!({"path": p, "content": ""})).await;
@@ -535,7 +545,15 @@ async fn edit_replaces_a_unique_occurrence_or_all_with_replace_all() {
     std::fs::write(&p, "one two two two\n").unwrap();
     let edit = |args: Value| call("edit", args);
     let r = edit(json!({"path": p, "oldString": "one", "newString": "1"})).await;
-    assert_eq!(j(&r), json!({"output": format!("Edited {p} (1 replacement)"), "isError": false, "metadata": {"replacements": 1}}).to_string());
+    assert_eq!(
+        j(&r),
+        json!({"output": format!("Edited {p} (1 replacement)"), "isError": false, "metadata": {
+            "replacements": 1,
+            "files": [{"path": p, "status": "modified", "additions": 1, "deletions": 1}],
+            "diff": format!("--- {p}\n+++ {p}\n@@ -1 +1 @@\n-one two two two\n+1 two two two\n"),
+        }})
+        .to_string()
+    );
     let r = edit(json!({"path": p, "oldString": "two", "newString": "2"})).await;
     assert_eq!(j(&r), json!({"output": format!("edit: oldString is not unique in {p} (3 occurrences); use replaceAll"), "isError": true}).to_string());
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "1 two two two\n");
@@ -550,10 +568,12 @@ async fn edit_replaces_a_unique_occurrence_or_all_with_replace_all() {
     let missing = path_of(&dir, "missing.txt");
     let r = edit(json!({"path": missing, "oldString": "a", "newString": "b"})).await;
     assert_eq!(r.output, format!("edit: file not found: {missing}"));
-    let bin = path_of(&dir, "b.bin");
-    std::fs::write(&bin, b"a\0a").unwrap();
-    let r = edit(json!({"path": bin, "oldString": "a", "newString": "b"})).await;
-    assert_eq!(r.output, format!("edit: {bin} is a binary file, not text"));
+    // Text holding a NUL byte is still text (the Python port edits it too).
+    let nul = path_of(&dir, "b.bin");
+    std::fs::write(&nul, b"a\0b").unwrap();
+    let r = edit(json!({"path": nul, "oldString": "b", "newString": "c"})).await;
+    assert_eq!(r.output, format!("Edited {nul} (1 replacement)"));
+    assert_eq!(std::fs::read(&nul).unwrap(), b"a\0c");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -968,9 +988,23 @@ async fn apply_patch_adds_updates_and_deletes() {
         p("gone.txt")
     );
     let r = call("apply_patch", json!({"patchText": patch})).await;
+    let (n, f, g) = (p("new/n.txt"), p("f.txt"), p("gone.txt"));
     assert_eq!(
         j(&r),
-        r#"{"output":"Applied patch: 3 file operations","isError":false,"metadata":{"added":1,"updated":1,"deleted":1}}"#
+        json!({"output": "Applied patch: 3 file operations", "isError": false, "metadata": {
+            "added": 1, "updated": 1, "deleted": 1,
+            "files": [
+                {"path": n, "status": "added", "additions": 2, "deletions": 0},
+                {"path": f, "status": "modified", "additions": 2, "deletions": 2},
+                {"path": g, "status": "deleted", "additions": 0, "deletions": 1},
+            ],
+            "diff": format!(
+                "--- /dev/null\n+++ {n}\n@@ -0,0 +1,2 @@\n+hello\n+world\n\\ No newline at end of file\n\
+                 --- {f}\n+++ {f}\n@@ -1,3 +1,3 @@\n alpha\n-beta\n-gamma\n+BETA\n+GAMMA\n\
+                 --- {g}\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n"
+            ),
+        }})
+        .to_string()
     );
     assert_eq!(std::fs::read_to_string(p("new/n.txt")).unwrap(), "hello\nworld");
     assert_eq!(

@@ -14,6 +14,8 @@ const TWO_TURNS: Usage = Usage {
     prompt_tokens: 30,
     completion_tokens: 8,
     total_tokens: 38,
+    cache_read_tokens: 0,
+    cache_creation_tokens: 0,
 };
 
 /// One run of "add 2 3 and echo hi" whose tools both wait on one barrier: it only finishes

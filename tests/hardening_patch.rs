@@ -95,7 +95,10 @@ async fn two_spellings_of_one_file_are_one_file() {
     let r = patch(dir.path(), text).await;
     assert_eq!(
         r.to_json(),
-        r#"{"output":"Applied patch: 4 file operations","isError":false,"metadata":{"added":0,"updated":4,"deleted":0}}"#
+        r#"{"output":"Applied patch: 4 file operations","isError":false,"metadata":{"added":0,"updated":4,"deleted":0,"#.to_owned()
+            // One file in the change metadata too, named as the patch first named it.
+            + r#""files":[{"path":"a.txt","status":"modified","additions":4,"deletions":3}],"#
+            + r#""diff":"--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,4 @@\n-one\n-two\n-three\n+ONE\n+TWO\n+THREE\n+four\n\\ No newline at end of file\n"}}"#
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),

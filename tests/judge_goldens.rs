@@ -229,6 +229,7 @@ fn the_llm_style_sends_the_same_prompt_and_reads_the_same_decision() {
                         prompt_tokens: 50,
                         completion_tokens: 7,
                         total_tokens: 57,
+                        ..Usage::default()
                     }),
                     ..Generation::text(reply)
                 })

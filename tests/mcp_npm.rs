@@ -86,23 +86,22 @@ async fn server_everything_elicitation_through_wait_for() {
     tk.close().await;
 }
 
-#[tokio::test]
-async fn server_everything_over_streamable_http() {
-    let Some(dir) = npm_bin() else { return };
+/// `server-everything` in `mode` (`streamableHttp` or `sse`) on a free loopback port, once
+/// it listens; killed on drop.
+async fn everything_http(dir: &std::path::Path, mode: &str) -> (tokio::process::Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let mut child = tokio::process::Command::new(dir.join("mcp-server-everything"))
-        .arg("streamableHttp")
+    let child = tokio::process::Command::new(dir.join("mcp-server-everything"))
+        .arg(mode)
         .env("PORT", port.to_string())
         .kill_on_drop(true)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let url = format!("http://127.0.0.1:{port}/mcp");
     let start = Instant::now();
     while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
         assert!(
@@ -111,6 +110,14 @@ async fn server_everything_over_streamable_http() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    (child, port)
+}
+
+#[tokio::test]
+async fn server_everything_over_streamable_http() {
+    let Some(dir) = npm_bin() else { return };
+    let (mut child, port) = everything_http(&dir, "streamableHttp").await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
     let tk = toolkit_of(json!({"remote": {"url": url, "timeout": 20000}})).await;
     assert_connected(&tk, "remote");
     assert_eq!(
@@ -147,6 +154,114 @@ async fn server_filesystem_reads_a_real_file() {
     let r = call(&tk, "fs_read_text_file", json!({"path": "/etc/hostname"})).await;
     assert!(r.is_error, "{r:?}");
     let schema = serde_json::to_string(tk.get("fs_read_text_file").unwrap().input_schema()).unwrap();
-    assert!(!schema.contains("$schema"), "{schema}");
+    // The server's `$schema` passes through verbatim (SPEC §2).
+    assert!(schema.contains(r#""$schema":"#), "{schema}");
     tk.close().await;
+}
+
+/// A 1×1 PNG, 70 bytes.
+const DOT_PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\x0d\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99\x3d\x1d\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+
+#[tokio::test]
+async fn server_filesystem_media_reaches_the_model_once() {
+    let Some(dir) = npm_bin() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let root_path = std::fs::canonicalize(root.path()).unwrap();
+    std::fs::write(root_path.join("dot.png"), DOT_PNG).unwrap();
+    let servers = json!({"fs": {"command": [bin(&dir, "mcp-server-filesystem"), root_path.display().to_string()], "timeout": 20000}});
+    let tk = toolkit_of(servers).await;
+    assert_connected(&tk, "fs");
+    let r = call(
+        &tk,
+        "fs_read_media_file",
+        json!({"path": root_path.join("dot.png")}),
+    )
+    .await;
+    // The server sends the image as a content part and again inside structuredContent: the
+    // part stays, and the JSON text names it instead of repeating its base64.
+    assert_eq!(
+        r.output,
+        r#"{"content":[{"type":"image","data":"image (image/png, 70 bytes)","mimeType":"image/png"}]}"#
+    );
+    assert_eq!(r.parts, [ContentPart::image_bytes(DOT_PNG, "image/png")]);
+    tk.close().await;
+}
+
+#[tokio::test]
+async fn server_everything_resources_as_tools_and_annotations_on_tools() {
+    let Some(dir) = npm_bin() else { return };
+    let servers = json!({"ev": {"command": [bin(&dir, "mcp-server-everything")], "timeout": 20000}});
+    let plain = toolkit_of(servers.clone()).await;
+    assert!(plain.get("ev_list_resources").is_none(), "resources are opt-in");
+    plain.close().await;
+
+    let tk = toolkit_with(servers, LoadOptions::default().resources(true)).await;
+    assert_connected(&tk, "ev");
+    // Annotations travel on the tool, as the server listed them.
+    let echo = tk.get("ev_echo").unwrap().annotations().cloned().unwrap();
+    assert_eq!(
+        (
+            echo.read_only_hint,
+            echo.destructive_hint,
+            echo.idempotent_hint,
+            echo.open_world_hint
+        ),
+        (Some(true), Some(false), Some(true), Some(false))
+    );
+    let gzip = tk
+        .get("ev_gzip-file-as-resource")
+        .unwrap()
+        .annotations()
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (gzip.read_only_hint, gzip.open_world_hint),
+        (Some(false), Some(true))
+    );
+
+    let list = tk.get("ev_list_resources").expect("the resource lister");
+    assert_eq!(list.annotations().unwrap().read_only_hint, Some(true));
+    let r = call(&tk, "ev_list_resources", json!({})).await;
+    assert!(!r.is_error, "{r:?}");
+    let page: Value = serde_json::from_str(&r.output).unwrap();
+    let first = &page["resources"][0];
+    assert_eq!(
+        first,
+        &json!({"uri": "demo://resource/static/document/architecture.md", "name": "architecture.md",
+            "mimeType": "text/markdown", "description": "Static document file exposed from /docs: architecture.md"})
+    );
+    let r = call(&tk, "ev_read_resource", json!({"uri": first["uri"]})).await;
+    assert!(
+        r.output.starts_with("# Everything Server – Architecture\n"),
+        "{}",
+        r.output
+    );
+    assert_eq!(r.metadata.as_ref().unwrap()["server"], "ev");
+    let r = call(&tk, "ev_read_resource", json!({})).await;
+    assert_eq!(r.output, "uri is required (a string)");
+    let r = call(&tk, "ev_read_resource", json!({"uri": "demo://no/such/thing"})).await;
+    assert!(r.is_error, "{r:?}");
+    tk.close().await;
+}
+
+#[tokio::test]
+async fn server_everything_over_legacy_sse_after_the_streamable_attempt() {
+    let Some(dir) = npm_bin() else { return };
+    let (mut child, port) = everything_http(&dir, "sse").await;
+    // The server answers the streamable `initialize` POST to /sse with a 404: the signal to
+    // fall back to GET /sse, whose `endpoint` event names /message for the POSTs.
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let tk = toolkit_of(json!({"legacy": {"url": url, "timeout": 20000}})).await;
+    assert_connected(&tk, "legacy");
+    assert!(tk.get("legacy_get-sum").is_some(), "{:?}", tk.tool_names());
+    assert_eq!(
+        call(&tk, "legacy_echo", json!({"message": "over sse"}))
+            .await
+            .output,
+        "Echo: over sse"
+    );
+    let r = call(&tk, "legacy_get-sum", json!({"a": 2, "b": 40})).await;
+    assert!(r.output.contains("42"), "{}", r.output);
+    tk.close().await;
+    let _ = child.kill().await;
 }

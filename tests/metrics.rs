@@ -28,6 +28,8 @@ fn event(v: &Value) -> MetricEvent {
             ms,
             prompt_tokens: n("prompt_tokens"),
             completion_tokens: n("completion_tokens"),
+            cache_read_tokens: 0,
+            cache_creation_tokens: 0,
         },
         "tool" => MetricEvent::Tool {
             tool: s("tool"),
@@ -122,6 +124,8 @@ fn failed_llm_calls_count_no_tokens_and_successful_runs_no_errors() {
         ms: 10.0,
         prompt_tokens: 99,
         completion_tokens: 99,
+        cache_read_tokens: 99,
+        cache_creation_tokens: 99,
     });
     registry.record(&MetricEvent::Run {
         model: "m".into(),

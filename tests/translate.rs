@@ -390,7 +390,8 @@ async fn openai_translate_sends_one_exact_request_and_executes_nothing() {
         Usage {
             prompt_tokens: 11,
             completion_tokens: 7,
-            total_tokens: 18
+            total_tokens: 18,
+            ..Usage::default()
         }
     );
     assert_eq!(result.model, "test-model");
@@ -486,7 +487,8 @@ async fn anthropic_translate_merges_request_params_and_honours_before_llm_overri
         Usage {
             prompt_tokens: 20,
             completion_tokens: 4,
-            total_tokens: 24
+            total_tokens: 24,
+            ..Usage::default()
         }
     );
     assert_eq!(result.model, "claude-override");

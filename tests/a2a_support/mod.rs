@@ -162,14 +162,9 @@ pub fn spec_card(skills: Value) -> Value {
     })
 }
 
-/// A real peer a test needs is not installed: a failure in CI (`TOOLNEXUS_REQUIRE_PEERS=1`),
-/// elsewhere a visible skip that says what to install.
-pub fn peer_missing(what: &str) {
-    if std::env::var_os("TOOLNEXUS_REQUIRE_PEERS").is_some_and(|v| v == "1") {
-        panic!("{what}");
-    }
-    eprintln!("SKIPPED: {what}");
-}
+#[path = "../peer/mod.rs"]
+mod peer;
+pub use peer::missing as peer_missing;
 
 pub fn peers_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/a2a")

@@ -54,6 +54,10 @@ impl Reply {
         self.headers.push((k.to_owned(), v.to_owned()));
         self
     }
+    pub fn status_code(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
     pub fn delayed(mut self, d: Duration) -> Self {
         self.delay = Some(d);
         self

@@ -114,15 +114,9 @@ impl Drop for HttpServer {
     }
 }
 
-/// A real peer a test needs is not installed. `.ci/run` installs every peer and sets
-/// `TOOLNEXUS_REQUIRE_PEERS=1`, so in CI that is a failure; elsewhere the test passes without
-/// running and says what to install (`cargo test -- --nocapture` shows it).
-pub fn peer_missing(what: &str) {
-    if std::env::var_os("TOOLNEXUS_REQUIRE_PEERS").is_some_and(|v| v == "1") {
-        panic!("{what}");
-    }
-    println!("SKIPPED: {what}");
-}
+#[path = "../peer/mod.rs"]
+mod peer;
+pub use peer::missing as peer_missing;
 
 /// The `node_modules/.bin` of the npm reference servers, or `None` (see [`peer_missing`]).
 pub fn npm_bin() -> Option<PathBuf> {
@@ -151,4 +145,63 @@ pub fn npm_bin() -> Option<PathBuf> {
         return None;
     }
     Some(bin)
+}
+
+/// The Python with the `mcp` 2.x SDK that runs the servers under `tests/peers/mcp`:
+/// `TOOLNEXUS_PYTHON_MCP2`, else `target/ci-venv-mcp2/bin/python` (what `.ci/run` installs),
+/// or `None` after [`peer_missing`].
+pub fn python_mcp2() -> Option<String> {
+    let python = std::env::var("TOOLNEXUS_PYTHON_MCP2").unwrap_or_else(|_| {
+        let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/ci-venv-mcp2/bin/python");
+        venv.display().to_string()
+    });
+    let probe = Command::new(&python)
+        .args(["-c", "import mcp.server.mcpserver"])
+        .output();
+    if probe.is_ok_and(|o| o.status.success()) {
+        return Some(python);
+    }
+    peer_missing(&format!(
+        "`{python}` cannot import the Python `mcp` 2.x SDK (set TOOLNEXUS_PYTHON_MCP2 to a venv \
+         python with `pip install mcp==2.3.0`)"
+    ));
+    None
+}
+
+/// `tests/peers/mcp/server.py` (the Python SDK peer), logging its events to `log`.
+pub fn py_server_command(python: &str, log: &std::path::Path) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/mcp/server.py");
+    json!([python, script.display().to_string(), log.display().to_string()])
+}
+
+/// The events `server.py` appended to `log` (one JSON object a line).
+pub fn py_events(log: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON event line"))
+        .collect()
+}
+
+/// The Python with the `mcp` 1.x client (`streamablehttp_client`): `TOOLNEXUS_PYTHON`, else
+/// `target/ci-venv/bin/python`, or `None` after [`peer_missing`].
+pub fn python_mcp1() -> Option<String> {
+    let python = std::env::var("TOOLNEXUS_PYTHON").unwrap_or_else(|_| {
+        let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/ci-venv/bin/python");
+        venv.display().to_string()
+    });
+    let probe = Command::new(&python)
+        .args([
+            "-c",
+            "from mcp.client.streamable_http import streamablehttp_client",
+        ])
+        .output();
+    if probe.is_ok_and(|o| o.status.success()) {
+        return Some(python);
+    }
+    peer_missing(&format!(
+        "`{python}` cannot import the Python `mcp` 1.x client (set TOOLNEXUS_PYTHON to a venv \
+         python with `pip install mcp==1.30.0`)"
+    ));
+    None
 }

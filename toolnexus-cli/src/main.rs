@@ -1,9 +1,12 @@
 //! `toolnexus`: list, call and inspect the tools of a toolkit from the shell.
 //!
-//! Every failure — a bad flag, an unreadable or malformed config, bad arguments — is one
-//! line on stderr and a non-zero exit (2 for usage errors, 1 for everything else).
+//! Every failure — an unreadable or malformed config, bad arguments — is one line on stderr
+//! and a non-zero exit (2 for usage errors, 1 for everything else); a bad flag shows clap's
+//! whole message (what is missing, the accepted values, the usage line). SIGINT / SIGTERM
+//! stop the MCP servers a command started and exit 130 / 143, like a shell reports them.
 
 mod cmd;
+mod logging;
 
 use std::process::ExitCode;
 
@@ -15,6 +18,9 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// More log output on stderr: -v info, -vv debug (`RUST_LOG` takes precedence).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]
@@ -24,6 +30,7 @@ enum Command {
     Prompt(cmd::prompt::Prompt),
     Run(cmd::run::Run),
     Serve(Box<cmd::serve::Serve>),
+    Agent(cmd::agent::Agent),
 }
 
 /// A command's failure: the one line to print, and the exit code.
@@ -47,7 +54,7 @@ impl Failure {
         // main prefixes every failure with "toolnexus: " already.
         let message = e.to_string().trim_start_matches("toolnexus: ").to_owned();
         match e {
-            toolnexus::client::ConfigError::MissingApiKey => Self::new(message),
+            toolnexus::client::ConfigError::MissingApiKey { .. } => Self::new(message),
             _ => Self::usage(message),
         }
     }
@@ -76,12 +83,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            let first = e.to_string();
-            let first = first.lines().next().unwrap_or("invalid arguments");
-            eprintln!("toolnexus: {}", first.trim_start_matches("error: "));
+            // The whole message: its first line alone would drop which argument is missing
+            // or which values are accepted.
+            let message = e.to_string();
+            eprint!("toolnexus: {}", message.trim_start_matches("error: "));
             return ExitCode::from(2);
         }
     };
+    logging::install(cli.verbose);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -90,14 +99,19 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(async {
+        // Listening from the start (serve waits for its own shutdown signal).
+        let mut signals = cmd::Signals::listen()?;
         match cli.command {
-            Command::Tools(c) => c.run().await,
-            Command::Call(c) => c.run().await,
-            Command::Prompt(c) => c.run().await,
-            Command::Run(c) => c.run().await,
+            Command::Tools(c) => c.run(&mut signals).await,
+            Command::Call(c) => c.run(&mut signals).await,
+            Command::Prompt(c) => signals.unless_stopped(c.run()).await,
+            Command::Run(c) => c.run(&mut signals).await,
             Command::Serve(c) => c.run().await,
+            Command::Agent(c) => c.run().await,
         }
     });
+    // A REPL's stdin read may still be blocked on its thread: don't wait for a line.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(250));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure { message, code }) => {

@@ -1,5 +1,7 @@
 //! The `toolnexus` binary as a real child process.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -188,35 +190,127 @@ fn config_file_builtins_key_is_honoured() {
     );
 }
 
+/// Two servers that cannot start, and a disabled one, in this config order.
+const DEAD_SERVERS: &str = r#"{"mcpServers": {
+    "zeta": {"command": ["/nonexistent/zeta"], "timeout": 1000},
+    "off": {"command": ["/nonexistent/off"], "disabled": true},
+    "dead": {"command": ["/nonexistent/bin"], "timeout": 1000}
+}}"#;
+
+const DEAD_LINES: &str = "mcp server zeta: failed: cannot start \"/nonexistent/zeta\": No such file or directory (os error 2)\n\
+     mcp server dead: failed: cannot start \"/nonexistent/bin\": No such file or directory (os error 2)\n";
+
 #[test]
-fn a_dead_mcp_server_is_isolated() {
-    let o = tools_with_config(
-        r#"{"mcpServers": {"dead": {"command": ["/nonexistent/mcp"], "timeout": 1000}}}"#,
-        &["--no-builtins", "--format", "names"],
-    );
+fn a_dead_mcp_server_is_isolated_and_its_status_line_printed_in_config_order() {
+    let o = tools_with_config(DEAD_SERVERS, &["--no-builtins", "--format", "names"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "");
+    // A disabled server is the user's choice: no line for it.
+    assert_eq!(stderr(&o), DEAD_LINES);
+}
+
+#[test]
+fn calling_a_tool_of_a_failed_server_says_which_server_failed_and_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("mcp.json");
+    std::fs::write(&cfg, DEAD_SERVERS).unwrap();
+    let o = run(&["call", "dead_echo", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), DEAD_LINES);
+    assert_eq!(
+        stdout(&o),
+        "{\"output\":\"tool dead_echo is unavailable: MCP server \\\"dead\\\" failed: cannot start \\\"/nonexistent/bin\\\": No such file or directory (os error 2)\",\"isError\":true}\n"
+    );
+    // A name no failed server prefixes is still simply unknown.
+    let o = run(&["call", "other_echo", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(
+        stdout(&o),
+        "{\"output\":\"unknown tool: other_echo\",\"isError\":true}\n"
+    );
+}
+
+#[test]
+fn verbose_flags_and_rust_log_control_the_log_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("mcp.json");
+    std::fs::write(&cfg, DEAD_SERVERS).unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let tools = |extra: &[&str], rust_log: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolnexus"));
+        cmd.args(["tools", "--no-builtins", "--config", cfg]).args(extra);
+        cmd.env_remove("RUST_LOG");
+        if let Some(filter) = rust_log {
+            cmd.env("RUST_LOG", filter);
+        }
+        stderr(&cmd.output().unwrap())
+    };
+    let library_warning = "WARN [toolnexus] MCP server \"dead\" failed: cannot start \"/nonexistent/bin\"";
+    // Quiet by default: the status lines say it once.
+    assert_eq!(tools(&[], None), DEAD_LINES);
+    for verbose in [&["-v"][..], &["-vv"], &["--verbose"]] {
+        let err = tools(verbose, None);
+        assert!(err.ends_with(DEAD_LINES), "{err}");
+        assert!(err.contains(library_warning), "{err}");
+    }
+    assert!(!tools(&["-v"], None).contains("DEBUG"));
+    assert!(tools(&[], Some("warn")).contains(library_warning));
+    assert_eq!(tools(&["-vv"], Some("off")), DEAD_LINES, "RUST_LOG wins");
+}
+
+#[test]
+fn a_closed_stdout_ends_the_output_quietly() {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    // `toolnexus tools | head` when head has already left: every write fails with EPIPE.
+    for args in [&["tools"][..], &["tools", "--format", "openai"], &["prompt"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolnexus"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+        assert_eq!(err, "", "{args:?}");
+    }
+}
+
+/// A usage error from clap: its whole message after `toolnexus: `, exit 2, nothing on stdout.
+fn assert_usage_error(o: &Output, message: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert_eq!(
+        stderr(o),
+        format!("toolnexus: {message}\n\nFor more information, try '--help'.\n")
+    );
+    assert_eq!(stdout(o), "");
+}
+
+#[test]
+fn usage_errors_show_clap_s_whole_message() {
+    assert_usage_error(
+        &run(&["tools", "--bogus"]),
+        "unexpected argument '--bogus' found\n\nUsage: toolnexus tools [OPTIONS]",
+    );
+    assert_usage_error(
+        &run(&["tools", "--format", "xml"]),
+        "invalid value 'xml' for '--format <FORMAT>'\n  [possible values: names, openai, anthropic, gemini]",
+    );
+    assert_usage_error(
+        &run(&["frobnicate"]),
+        "unrecognized subcommand 'frobnicate'\n\nUsage: toolnexus [OPTIONS] <COMMAND>",
+    );
+    assert_usage_error(
+        &run(&["call"]),
+        "the following required arguments were not provided:\n  <NAME>\n\nUsage: toolnexus call <NAME> [ARGS_JSON]",
+    );
 }
 
 #[test]
 fn bad_flags_and_bad_config_are_one_line_errors() {
-    assert_one_line_error(
-        &run(&["tools", "--bogus"]),
-        2,
-        "unexpected argument '--bogus' found",
-    );
-    assert_one_line_error(
-        &run(&["tools", "--format", "xml"]),
-        2,
-        "invalid value 'xml' for '--format <FORMAT>'",
-    );
     assert_one_line_error(&run(&[]), 2, "missing command");
-    assert_one_line_error(&run(&["frobnicate"]), 2, "unrecognized subcommand 'frobnicate'");
-    assert_one_line_error(
-        &run(&["call"]),
-        2,
-        "the following required arguments were not provided",
-    );
     assert_one_line_error(
         &run(&["call", "read", "not json"]),
         2,
@@ -252,6 +346,18 @@ fn bad_flags_and_bad_config_are_one_line_errors() {
         1,
         &format!("malformed config {}: `builtins`: ", bad_builtins.display()),
     );
+    let no_servers = tmp.path().join("foo.json");
+    std::fs::write(&no_servers, r#"{"foo": 1}"#).unwrap();
+    let o = run(&["tools", "--config", no_servers.to_str().unwrap()]);
+    assert_one_line_error(&o, 1, "");
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "toolnexus: malformed MCP config {}: no \"mcpServers\" key (nor \"servers\" or \"mcp\"), \
+             and the top-level key \"foo\" is not a server entry (an object)\n",
+            no_servers.display()
+        )
+    );
     assert_one_line_error(
         &run(&["prompt", "--skills", "/definitely/not/here"]),
         1,
@@ -269,4 +375,42 @@ fn help_and_version_succeed() {
     }
     let o = run(&["--version"]);
     assert_eq!(stdout(&o), format!("toolnexus {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn an_mcp_tool_schema_keeps_its_dollar_schema_verbatim() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut command = support::script_server(
+        tmp.path(),
+        &[
+            r#"{"name":"meta","description":"Has a dialect","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"q":{"type":"string"}}}}"#,
+        ],
+    );
+    command.extend(["answer".into(), "polite".into()]);
+    let cfg = tmp.path().join("mcp.json");
+    let doc = serde_json::json!({"mcpServers": {"s": {"command": command}}});
+    std::fs::write(&cfg, doc.to_string()).unwrap();
+    let tools = |format: &str| {
+        let o = run(&[
+            "tools",
+            "--no-builtins",
+            "--format",
+            format,
+            "--config",
+            cfg.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    assert_eq!(
+        tools("openai"),
+        "[{\"type\":\"function\",\"function\":{\"name\":\"s_meta\",\"description\":\"Has a dialect\",\
+         \"parameters\":{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\
+         \"properties\":{\"q\":{\"type\":\"string\"}},\"additionalProperties\":false}}}]\n"
+    );
+    assert!(tools("anthropic").contains(
+        "\"input_schema\":{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+    ));
+    // Gemini's schema subset has no `$schema`.
+    assert!(!tools("gemini").contains("$schema"));
 }

@@ -8,7 +8,14 @@ use toolnexus_mock::{MockModel, Scenario};
 fn run(base: &str, args: &[&str], stdin: &str, cwd: &std::path::Path) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolnexus"))
         .arg("run")
-        .args(["--base-url", base, "--model", "mock-model"])
+        .args([
+            "--base-url",
+            base,
+            "--model",
+            "mock-model",
+            "--api-key-env",
+            "OPENAI_API_KEY",
+        ])
         .args(args)
         .current_dir(cwd)
         .env("OPENAI_API_KEY", "test-key")
@@ -75,13 +82,75 @@ fn a_bad_style_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let o = run(
         "http://127.0.0.1:9",
-        &["--style", "gemini", "--once", "x"],
+        &["--style", "cohere", "--once", "x"],
         "",
         dir.path(),
     );
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         text(&o.stderr),
-        "toolnexus: unknown client style \"gemini\" (expected \"openai\" or \"anthropic\")\n"
+        "toolnexus: unknown client style \"cohere\" (expected \"openai\", \"anthropic\" or \"gemini\")\n"
+    );
+}
+
+#[test]
+fn an_incomplete_run_exits_non_zero() {
+    let (_rt, mock) = start_mock();
+    let dir = tempfile::tempdir().unwrap();
+    // One round trip: the model asks for a tool, and the limit stops the run before it answers.
+    let o = run(
+        &mock.base_url(),
+        &["--max-turns", "1", "--once", r#"glob {"pattern":"*.txt"}"#],
+        "",
+        dir.path(),
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.ends_with("\ntoolnexus: stopped by the maxTurns limit\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn timeout_and_retries_bound_a_model_that_never_answers() {
+    // Accepts every connection and never answers; holds the sockets until the test ends.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let accepted = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let held = accepted.clone();
+    std::thread::spawn(move || {
+        for sock in listener.incoming().flatten() {
+            held.lock().unwrap().push(sock);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        &base,
+        &[
+            "--once",
+            "hi",
+            "--timeout",
+            "1",
+            "--retries",
+            "0",
+            "--no-builtins",
+        ],
+        "",
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stderr),
+        "toolnexus: run timeout after 1000ms (client timeout budget)\n"
+    );
+    assert_eq!(accepted.lock().unwrap().len(), 1);
+
+    let o = run(&base, &["--once", "hi", "--timeout", "0"], "", dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("invalid value '0' for '--timeout <SECONDS>'"),
+        "{}",
+        text(&o.stderr)
     );
 }

@@ -45,7 +45,7 @@ async fn serve_a2a_and_mcp_on_one_address_until_sigterm() {
             "--model",
             "mock-model",
         ])
-        .args(["--agent-name", "cli agent"])
+        .args(["--agent-name", "cli agent", "--api-key-env", "OPENAI_API_KEY"])
         .env("OPENAI_API_KEY", "sk-not-needed")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -163,6 +163,8 @@ fn a2a_flags_that_do_not_fit_are_usage_errors() {
         "http://127.0.0.1:9/v1",
         "--model",
         "m",
+        "--api-key-env",
+        "OPENAI_API_KEY",
         "--a2a-store",
         "redis:x",
     ]);

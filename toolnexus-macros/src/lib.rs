@@ -1,4 +1,4 @@
-//! Procedural macros for toolnexus: `#[tool]` and `toolkit![]`.
+//! Procedural macros for toolnexus: `#[tool]`, `toolkit![]` and `agents!{}`.
 //!
 //! Use them through the `toolnexus` crate (`toolnexus::tool`, `toolnexus::toolkit`), whose
 //! crate docs show them in use. The generated code reaches toolnexus by the path resolved
@@ -8,6 +8,7 @@
 
 use proc_macro::TokenStream;
 
+mod agents;
 mod krate;
 mod name;
 mod tool;
@@ -36,4 +37,17 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn toolkit(input: TokenStream) -> TokenStream {
     toolkit::expand(input.into()).into()
+}
+
+/// `agents! { tools: [lookup]; coordinator { does: "…", team: [explore] }, explore { does:
+/// "…", uses: [lookup] } }`: a `toolnexus::agents::Registry` of agents declared in code,
+/// refusing at compile time (spanned, worded as the runtime's `DefError`) a team member or
+/// a `uses` tool that is not declared, a duplicate agent name, and a team cycle. Other
+/// fields (`soul`, `soul_file`, `model`, `budget`, `wait_for`, `on_spawn`, `on_close`,
+/// `hooks`, `on_metric`) take an expression for the `AgentDef` setter of that name.
+/// Evaluates to `Result<Registry, DefError>` (a `soul_file` is read when it runs). Needs
+/// toolnexus' `client` feature. See the `toolnexus::agents` module docs.
+#[proc_macro]
+pub fn agents(input: TokenStream) -> TokenStream {
+    agents::expand(input.into()).into()
 }

@@ -11,4 +11,7 @@ fn ui() {
         t.pass(format!("../tests/ui/{m}/pass/*.rs"));
         t.compile_fail(format!("../tests/ui/{m}/fail/*.rs"));
     }
+    // `agents!{}`'s refusals emit only errors, so they need no `client` feature here; its
+    // expansion runs against the real runtime in the workspace's tests/agents_macro.rs.
+    t.compile_fail("tests/ui/agents/fail/*.rs");
 }

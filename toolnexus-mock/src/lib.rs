@@ -1,8 +1,8 @@
 //! A deterministic, scripted model served over the real OpenAI Chat Completions wire (and the
-//! Anthropic Messages wire) on 127.0.0.1 — the embedded default model of the quickstart, the
+//! Anthropic Messages and Gemini `generateContent` wires) on 127.0.0.1 — the embedded default model of the quickstart, the
 //! examples and the benchmarks. No key, no network, no cost, the same answer every time.
 //!
-//! Two scenarios:
+//! Three scenarios:
 //! - [`Scenario::Planner`] reads the user prompt and the advertised tools. The prompt is split
 //!   into steps on the word `then`; each step names tools (an advertised name, or a suffix of
 //!   one after `_`, so `get_weather` finds `bench_get_weather`), optionally followed by a
@@ -11,6 +11,8 @@
 //!   tool results. A prompt that names no tool is answered directly.
 //! - [`Scenario::Bench`] is the cross-port benchmark script: turn 1 calls `get_weather`
 //!   `{"city":"Paris"}` and `add` `{"a":2,"b":2}` in parallel, turn 2 answers [`BENCH_ANSWER`].
+//! - [`Scenario::Persona`] is the planner with a memory: a prompt that names no tool is answered
+//!   with the system prompt's `- ` entries (`I remember: …`), so a persona's recall shows.
 //!
 //! ```
 //! use serde_json::json;
@@ -54,6 +56,10 @@ pub enum Scenario {
     Planner,
     /// The fixed benchmark script.
     Bench,
+    /// The planner, with a memory: a prompt that names no tool is answered with the system
+    /// prompt's `- ` lines (a persona's memory entries, SPEC §7E) as `I remember: a; b`, or
+    /// `I remember nothing yet.`
+    Persona,
 }
 
 /// One planned tool call.
@@ -82,6 +88,29 @@ pub fn plan(scenario: Scenario, messages: &[Value], names: &[&str]) -> Reply {
     match scenario {
         Scenario::Bench => bench_reply(messages.iter().rev().map(Cow::Borrowed), names),
         Scenario::Planner => planner_reply(messages, names),
+        Scenario::Persona => match planner_reply(messages, names) {
+            // The planner's answer to a prompt that named no tool.
+            Reply::Text(t) if t.starts_with("You said: ") => Reply::Text(recall(messages)),
+            reply => reply,
+        },
+    }
+}
+
+/// What the system prompt remembers: its `- ` lines.
+fn recall(messages: &[Value]) -> String {
+    let system = messages
+        .iter()
+        .find(|m| m["role"] == "system")
+        .map(text_of)
+        .unwrap_or_default();
+    let entries: Vec<&str> = system
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .collect();
+    if entries.is_empty() {
+        "I remember nothing yet.".to_owned()
+    } else {
+        format!("I remember: {}", entries.join("; "))
     }
 }
 
@@ -550,6 +579,9 @@ struct RequestBody<'a> {
     stream: bool,
     #[serde(default)]
     stream_options: Option<StreamOptions>,
+    /// Anthropic's system prompt, beside the messages (read by [`Scenario::Persona`]).
+    #[serde(default, borrow)]
+    system: Option<Cow<'a, str>>,
 }
 
 /// An OpenAI `{type, function: {name}}` or Anthropic `{name}` tool entry.
@@ -590,8 +622,12 @@ impl RequestBody<'_> {
             let latest_first = self.messages.iter().rev().map(|m| Cow::Owned(parse(m)));
             return (bench_reply(latest_first, &names), BENCH_USAGE, model);
         }
-        let messages: Vec<Value> = self.messages.iter().map(parse).collect();
-        let reply = planner_reply(&messages, &names);
+        let mut messages: Vec<Value> = self.messages.iter().map(parse).collect();
+        let system = self.system.as_deref().filter(|s| !s.is_empty());
+        if let Some(system) = system.filter(|_| scenario == Scenario::Persona) {
+            messages.insert(0, json!({"role": "system", "content": system}));
+        }
+        let reply = plan(scenario, &messages, &names);
         let usage = planner_usage(&messages, &reply);
         (reply, usage, model)
     }
@@ -631,25 +667,221 @@ async fn messages(State(scenario): State<Scenario>, body: Bytes) -> Response {
     json_response(anthropic_response(model, &reply, usage))
 }
 
+/// The Gemini `generateContent` response body for `reply` (function calls carry ids).
+///
+/// ```
+/// use toolnexus_mock::{gemini_response, Reply};
+///
+/// let body = gemini_response("m", &Reply::Text("hi".into()), (3, 1));
+/// assert_eq!(
+///     body,
+///     r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":1,"totalTokenCount":4},"modelVersion":"m"}"#
+/// );
+/// ```
+pub fn gemini_response(model: &str, reply: &Reply, usage: (u64, u64)) -> String {
+    gemini_chunk(model, gemini_parts(reply), Some(usage)).to_string()
+}
+
+fn gemini_parts(reply: &Reply) -> Vec<Value> {
+    match reply {
+        Reply::Text(t) => vec![json!({"text": t})],
+        Reply::Calls(calls) => calls
+            .iter()
+            .map(|c| json!({"functionCall": {"id": c.id, "name": c.name, "args": c.arguments}}))
+            .collect(),
+    }
+}
+
+fn gemini_chunk(model: &str, parts: Vec<Value>, usage: Option<(u64, u64)>) -> Value {
+    let mut chunk = json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}]});
+    if let Some((p, c)) = usage {
+        chunk["usageMetadata"] =
+            json!({"promptTokenCount": p, "candidatesTokenCount": c, "totalTokenCount": p + c});
+    }
+    chunk["modelVersion"] = model.into();
+    chunk
+}
+
+/// The Gemini `streamGenerateContent?alt=sse` body for `reply`: text a word a chunk, the
+/// function calls in one chunk, the usage on the last.
+pub fn gemini_sse(model: &str, reply: &Reply, usage: (u64, u64)) -> String {
+    let mut chunks: Vec<Vec<Value>> = match reply {
+        Reply::Text(t) => t.split_inclusive(' ').map(|w| vec![json!({"text": w})]).collect(),
+        Reply::Calls(_) => vec![gemini_parts(reply)],
+    };
+    let last = chunks.pop().unwrap_or_default();
+    let mut out = String::new();
+    for parts in chunks {
+        out.push_str(&format!("data: {}\n\n", gemini_chunk(model, parts, None)));
+    }
+    out.push_str(&format!("data: {}\n\n", gemini_chunk(model, last, Some(usage))));
+    out
+}
+
+/// Gemini `contents` as the Anthropic-shaped messages the planner reads: a `functionCall`
+/// is a `tool_use`, a `functionResponse` a `tool_result` (ids as sent, else the name).
+fn gemini_messages(contents: &[Value]) -> Vec<Value> {
+    let id = |v: &Value| {
+        v.get("id")
+            .or_else(|| v.get("name"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    contents
+        .iter()
+        .map(|c| {
+            let role = if c["role"] == "model" { "assistant" } else { "user" };
+            let blocks: Vec<Value> = c["parts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| {
+                    if let Some(t) = p["text"].as_str() {
+                        json!({"type": "text", "text": t})
+                    } else if let Some(fc) = p.get("functionCall") {
+                        json!({"type": "tool_use", "id": id(fc), "name": fc["name"], "input": fc["args"]})
+                    } else if let Some(fr) = p.get("functionResponse") {
+                        let r = &fr["response"];
+                        let text = r["output"]
+                            .as_str()
+                            .or(r["error"].as_str())
+                            .map_or_else(|| r.to_string(), str::to_owned);
+                        json!({"type": "tool_result", "tool_use_id": id(fr), "content": text})
+                    } else {
+                        json!({"type": "other"})
+                    }
+                })
+                .collect();
+            json!({"role": role, "content": blocks})
+        })
+        .collect()
+}
+
+/// `POST /v1beta/models/{model}:generateContent` (or `:streamGenerateContent`): the planner
+/// over Gemini's wire.
+async fn generate(
+    State(scenario): State<Scenario>,
+    axum::extract::Path(call): axum::extract::Path<String>,
+    body: Bytes,
+) -> Response {
+    let Some((model, method)) = call.rsplit_once(':') else {
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": {"code": 404, "message": "expected {model}:generateContent"}})),
+        )
+            .into_response();
+    };
+    let body: Value = match serde_json::from_slice(&body) {
+        Ok(b) => b,
+        Err(e) => return bad_request(e),
+    };
+    let messages = gemini_messages(body["contents"].as_array().map(Vec::as_slice).unwrap_or_default());
+    let names: Vec<&str> = body
+        .pointer("/tools/0/functionDeclarations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["name"].as_str())
+        .collect();
+    let reply = plan(scenario, &messages, &names);
+    let usage = match scenario {
+        Scenario::Bench => BENCH_USAGE,
+        Scenario::Planner | Scenario::Persona => planner_usage(&messages, &reply),
+    };
+    match method {
+        "generateContent" => json_response(gemini_response(model, &reply, usage)),
+        "streamGenerateContent" => (
+            [(header::CONTENT_TYPE, "text/event-stream")],
+            gemini_sse(model, &reply, usage),
+        )
+            .into_response(),
+        other => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": {"code": 404, "message": format!("unknown method {other}")}})),
+        )
+            .into_response(),
+    }
+}
+
+/// The Gemini model list (`GET /v1beta/models`).
+async fn gemini_models() -> Response {
+    let models: Vec<Value> = MODELS
+        .iter()
+        .map(|(id, name)| json!({"name": format!("models/{id}"), "displayName": name, "inputTokenLimit": 32768}))
+        .collect();
+    Json(json!({"models": models})).into_response()
+}
+
+/// The models the mock lists: id and display name.
+pub const MODELS: [(&str, &str); 3] = [
+    ("mock-model", "Mock Model"),
+    ("mock-planner", "Mock Planner"),
+    ("mock-bench", "Mock Bench"),
+];
+
+/// The largest page of the Anthropic model list, whatever `limit` asks: small, so a client
+/// has to follow `has_more`/`after_id` as it must with a real provider.
+pub const MODELS_PAGE: usize = 2;
+
+#[derive(Deserialize)]
+struct ModelsQuery {
+    limit: Option<usize>,
+    after_id: Option<String>,
+}
+
+/// `GET /v1/models` in the dialect of the asker: Anthropic's paged list when the request
+/// carries `anthropic-version`, else OpenAI's (OpenRouter's `name` and `context_length` on
+/// each entry).
+async fn models(headers: axum::http::HeaderMap, query: axum::extract::Query<ModelsQuery>) -> Response {
+    if headers.contains_key("anthropic-version") {
+        let start = match &query.after_id {
+            Some(after) => MODELS
+                .iter()
+                .position(|(id, _)| id == after)
+                .map_or(MODELS.len(), |i| i + 1),
+            None => 0,
+        };
+        let limit = query.limit.unwrap_or(20).clamp(1, MODELS_PAGE);
+        let page: Vec<Value> = MODELS
+            .iter()
+            .skip(start)
+            .take(limit)
+            .map(|(id, name)| json!({"type": "model", "id": id, "display_name": name, "created_at": "2025-01-01T00:00:00Z"}))
+            .collect();
+        let body = json!({
+            "has_more": start + page.len() < MODELS.len(),
+            "first_id": page.first().map(|m| m["id"].clone()),
+            "last_id": page.last().map(|m| m["id"].clone()),
+            "data": page,
+        });
+        return Json(body).into_response();
+    }
+    let data: Vec<Value> = MODELS
+        .iter()
+        .map(|(id, name)| json!({"id": id, "object": "model", "created": 0, "owned_by": "toolnexus-mock", "name": name, "context_length": 32768}))
+        .collect();
+    Json(json!({"object": "list", "data": data})).into_response()
+}
+
 /// The model's HTTP routes: `POST /v1/chat/completions` (and without `/v1`), `POST
-/// /v1/messages`, `GET /v1/models`.
+/// /v1/messages`, `GET /v1/models` (and without `/v1`); Gemini's `POST
+/// /v1beta/models/{model}:generateContent` (and `:streamGenerateContent?alt=sse`) and `GET
+/// /v1beta/models`.
 pub fn router(scenario: Scenario) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/chat/completions", post(chat))
         .route("/v1/messages", post(messages))
-        .route(
-            "/v1/models",
-            get(|| async {
-                Json(json!({"object": "list", "data": [{"id": "mock-model", "object": "model"}]}))
-            }),
-        )
+        .route("/v1/models", get(models))
+        .route("/models", get(models))
+        .route("/v1beta/models/{call}", post(generate))
+        .route("/v1beta/models", get(gemini_models))
         .with_state(scenario)
 }
 
 /// [`router`] behind a provider's key check: every request must carry `api_key` as
-/// `Authorization: Bearer …` (OpenAI) or `x-api-key` (Anthropic), else it is refused with
-/// 401 and the provider's error body — a stand-in for a real provider.
+/// `Authorization: Bearer …` (OpenAI), `x-api-key` (Anthropic) or `x-goog-api-key`
+/// (Gemini), else it is refused with 401 and the provider's error body — a stand-in for a real provider.
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -675,12 +907,17 @@ async fn check_key(State(key): State<Arc<str>>, request: Request, next: Next) ->
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    let x_api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+    let x_api_key = headers
+        .get("x-api-key")
+        .or_else(|| headers.get("x-goog-api-key"))
+        .and_then(|v| v.to_str().ok());
     if bearer == Some(&*key) || x_api_key == Some(&*key) {
         return next.run(request).await;
     }
     // The shapes OpenAI and Anthropic answer a bad key with; the key itself is never echoed.
-    let body = if request.uri().path().ends_with("/messages") {
+    let body = if request.uri().path().starts_with("/v1beta/") {
+        json!({"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT"}})
+    } else if request.uri().path().ends_with("/messages") {
         json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
     } else {
         json!({"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
@@ -736,6 +973,11 @@ impl MockModel {
     /// The OpenAI-style base URL, e.g. `http://127.0.0.1:PORT/v1`.
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    /// The Gemini-style base URL, e.g. `http://127.0.0.1:PORT/v1beta`.
+    pub fn gemini_base_url(&self) -> String {
+        format!("http://{}/v1beta", self.addr)
     }
 
     /// Stop serving.
@@ -861,5 +1103,27 @@ mod tests {
         assert_eq!(args, r#"{"a":1}"#);
         assert!(sse.ends_with("data: [DONE]\n\n"));
         assert!(sse.contains(r#""usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}"#));
+    }
+
+    #[test]
+    fn persona_answers_a_toolless_prompt_from_the_system_prompt() {
+        let mut messages = vec![
+            json!({"role": "system", "content": "## SOUL.md\n\nAva\n\n## USER.md\n\n- Prefers dark roast\n- IST"}),
+            json!({"role": "user", "content": "what do you remember?"}),
+        ];
+        assert_eq!(
+            plan(Scenario::Persona, &messages, &["memory"]),
+            Reply::Text("I remember: Prefers dark roast; IST".into())
+        );
+        // A prompt naming a tool is planned as the planner does.
+        messages[1] = json!({"role": "user", "content": r#"memory {"action":"add","text":"x"}"#});
+        let Reply::Calls(c) = plan(Scenario::Persona, &messages, &["memory"]) else {
+            panic!()
+        };
+        assert_eq!(c[0].arguments, json!({"action": "add", "text": "x"}));
+        assert_eq!(
+            plan(Scenario::Persona, &messages[1..], &[]),
+            Reply::Text("I remember nothing yet.".into())
+        );
     }
 }

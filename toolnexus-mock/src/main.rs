@@ -24,6 +24,7 @@ struct Args {
 enum Mode {
     Planner,
     Bench,
+    Persona,
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -32,6 +33,7 @@ async fn main() {
     let scenario = match args.scenario {
         Mode::Planner => Scenario::Planner,
         Mode::Bench => Scenario::Bench,
+        Mode::Persona => Scenario::Persona,
     };
     let started = match &args.api_key {
         Some(key) => MockModel::start_with_api_key(&args.addr, scenario, key).await,

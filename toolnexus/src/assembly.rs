@@ -38,7 +38,6 @@ use std::collections::BTreeMap;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 
 use serde_json::Value;
 
@@ -521,7 +520,7 @@ impl Toolkit {
             }
             let shadowed: HashSet<&str> = options.extra_tools.iter().map(Tool::name).collect();
             ordered.extend(
-                builtin::select(&cfg)
+                builtin::select_into(&cfg, &mut toolkit)
                     .into_iter()
                     .filter(|t| !shadowed.contains(t.name())),
             );
@@ -555,9 +554,9 @@ struct SkillInventory(std::sync::Arc<[skill::SkillInfo]>);
 impl Toolkit {
     /// `connected | disabled | failed` per configured MCP server, in config order (SPEC §2
     /// "Status"); empty when the toolkit has no MCP source.
-    pub fn mcp_status(&self) -> &McpStatuses {
-        static NONE: LazyLock<McpStatuses> = LazyLock::new(McpStatuses::default);
-        self.extension::<McpStatuses>().unwrap_or(&NONE)
+    /// A server whose connection was lost and could not be restarted shows as `failed`.
+    pub fn mcp_status(&self) -> McpStatuses {
+        crate::mcp::live_status(self)
     }
 
     /// The skills behind the `skill` tool (after the filter), in discovery order; what an
@@ -572,7 +571,7 @@ impl Toolkit {
     /// configured or added; empty when there are none.
     #[cfg(feature = "a2a")]
     pub fn agent_status(&self) -> &AgentStatuses {
-        static NONE: LazyLock<AgentStatuses> = LazyLock::new(AgentStatuses::default);
+        static NONE: std::sync::LazyLock<AgentStatuses> = std::sync::LazyLock::new(AgentStatuses::default);
         self.extension::<AgentStatusRecord>().map_or(&NONE, |r| &r.0)
     }
 

@@ -1,7 +1,8 @@
 //! Child processes that speak newline-delimited JSON on their stdio (MCP stdio servers, ACP
 //! agents): each is spawned as the leader of its own process group, so a kill reaches every
-//! process it started, is killed with that group when dropped, and is read one bounded line
-//! at a time.
+//! process it started, is killed with that group when dropped — on Linux also when this
+//! process dies without dropping it (see [`lifeline`]) — and is read one bounded line at a
+//! time.
 
 use std::io;
 use std::path::Path;
@@ -16,28 +17,39 @@ use tokio::process::{ChildStdin, ChildStdout};
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 
 /// A spawned child: the leader of its own process group, killed with it on drop.
-pub(crate) struct ChildGuard(Box<dyn ChildWrapper>);
+pub(crate) struct ChildGuard {
+    child: Box<dyn ChildWrapper>,
+    /// Held only to be closed with this process; see [`lifeline`].
+    #[cfg(target_os = "linux")]
+    _lifeline: std::os::fd::OwnedFd,
+}
 
 impl ChildGuard {
     /// Give the child a moment to exit on stdin EOF, then kill whatever is left of its
     /// group and reap it.
     pub(crate) async fn shutdown(mut self) {
-        let _ = tokio::time::timeout(EXIT_GRACE, self.0.wait()).await;
-        let _ = self.0.start_kill();
-        let _ = tokio::time::timeout(EXIT_GRACE, self.0.wait()).await;
+        let _ = tokio::time::timeout(EXIT_GRACE, self.child.wait()).await;
+        let _ = self.child.start_kill();
+        let _ = tokio::time::timeout(EXIT_GRACE, self.child.wait()).await;
+    }
+
+    /// `true` once the child process has exited (a non-blocking check).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
     #[cfg(feature = "acp")]
     /// The exit status, waiting at most `grace` for the child to finish exiting; `None`
     /// while it still runs.
     pub(crate) async fn exit_status(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
-        tokio::time::timeout(grace, self.0.wait()).await.ok()?.ok()
+        tokio::time::timeout(grace, self.child.wait()).await.ok()?.ok()
     }
 }
 
 impl Drop for ChildGuard {
     fn drop(&mut self) {
-        let _ = self.0.start_kill();
+        let _ = self.child.start_kill();
     }
 }
 
@@ -60,6 +72,8 @@ pub(crate) fn spawn<'a>(
     cwd: Option<&Path>,
     stderr: Stdio,
 ) -> io::Result<Spawned> {
+    #[cfg(target_os = "linux")]
+    let (watched, lifeline) = lifeline::pipe()?;
     let mut cmd = CommandWrap::with_new(program, |c| {
         c.args(args)
             .envs(env)
@@ -69,6 +83,13 @@ pub(crate) fn spawn<'a>(
         if let Some(dir) = cwd {
             c.current_dir(dir);
         }
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd as _;
+            let watched = watched.as_raw_fd();
+            // SAFETY: `watch` makes only async-signal-safe calls (see its comment).
+            unsafe { c.pre_exec(move || lifeline::watch(watched)) };
+        }
     });
     cmd.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
     let mut child = cmd.spawn()?;
@@ -76,7 +97,17 @@ pub(crate) fn spawn<'a>(
     let stdin = child.stdin().take();
     #[cfg(feature = "acp")]
     let stderr = child.stderr().take();
-    let child = ChildGuard(child);
+    #[cfg(target_os = "linux")]
+    let child = {
+        // Only the watcher keeps the read end; ours would keep the pipe from ever ending.
+        drop(watched);
+        ChildGuard {
+            child,
+            _lifeline: lifeline,
+        }
+    };
+    #[cfg(not(target_os = "linux"))]
+    let child = ChildGuard { child };
     match (stdout, stdin) {
         (Some(stdout), Some(stdin)) => Ok(Spawned {
             child,
@@ -86,6 +117,84 @@ pub(crate) fn spawn<'a>(
             stderr,
         }),
         _ => Err(io::Error::other("no stdio pipes")),
+    }
+}
+
+/// A child's process group dies with this process, however it ends — `kill -9` included.
+///
+/// Each child's group gets a watcher: a process forked in the child before it runs the
+/// program, which blocks reading a pipe whose only write end this process holds (in the
+/// child's [`ChildGuard`]). When this process dies the kernel closes that end, the read
+/// returns end-of-file, and the watcher kills its whole group — the server and anything it
+/// started in the background. `PR_SET_PDEATHSIG` alone would not do: it reaches only the
+/// child itself (its own children are reparented and live on), and it fires when the
+/// *thread* that spawned the child exits, which in a runtime can be a pool thread retiring
+/// while the process, and the server, should live on.
+#[cfg(target_os = "linux")]
+mod lifeline {
+    use std::io;
+    use std::os::fd::{FromRawFd as _, OwnedFd, RawFd};
+
+    /// A close-on-exec pipe: `(read, write)`.
+    pub(super) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: pipe2 just opened both; nothing else owns them.
+        Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    }
+
+    /// Runs in the child between fork and exec: make the child its group's leader (the
+    /// group the watcher kills is then the child's, never ours) and fork the watcher.
+    ///
+    /// # Safety
+    /// Called after `fork` in a possibly multi-threaded parent: only async-signal-safe
+    /// functions (setpgid, getpid, fork, close, read, kill, _exit), no allocation, no locks.
+    pub(super) unsafe fn watch(watched: RawFd) -> io::Result<()> {
+        // SAFETY: each call below is async-signal-safe and touches only our own descriptors
+        // and process group.
+        unsafe {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let group = libc::getpid();
+            match libc::fork() {
+                -1 => Err(io::Error::last_os_error()),
+                0 => {
+                    // Keep nothing but the read end: a copy of the child's stdout or of
+                    // another lifeline's write end would hold that pipe open.
+                    close_all_but(watched);
+                    let mut byte = 0u8;
+                    loop {
+                        let n = libc::read(watched, (&raw mut byte).cast(), 1);
+                        if n == 0 || (n < 0 && *libc::__errno_location() != libc::EINTR) {
+                            break;
+                        }
+                    }
+                    libc::kill(-group, libc::SIGKILL);
+                    libc::_exit(0)
+                }
+                // The child execs the program; its copy of the read end is close-on-exec.
+                _ => Ok(()),
+            }
+        }
+    }
+
+    /// Closes every descriptor except `keep` (`close_range`, or one by one before Linux 5.9).
+    unsafe fn close_all_but(keep: RawFd) {
+        let keep = keep as libc::c_uint;
+        // SAFETY: closing descriptors in the watcher, which uses none but `keep`.
+        unsafe {
+            let below = keep == 0 || libc::syscall(libc::SYS_close_range, 0, keep - 1, 0) == 0;
+            let above = libc::syscall(libc::SYS_close_range, keep + 1, libc::c_uint::MAX, 0) == 0;
+            if !(below && above) {
+                for fd in (0..65_536).filter(|fd| *fd != keep as RawFd) {
+                    libc::close(fd);
+                }
+            }
+        }
     }
 }
 

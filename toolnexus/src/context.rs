@@ -1,5 +1,7 @@
 //! [`ToolContext`] (SPEC §1): what a tool may know about the call it is serving.
 
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use tokio_util::sync::CancellationToken;
@@ -26,6 +28,37 @@ pub struct ToolContext {
     pub answer: Option<Answer>,
     /// The provider's tool-call id, when the call came from a model.
     pub call_id: Option<String>,
+    /// Where the tool's progress reports go (an MCP server's `notifications/progress`);
+    /// `None` drops them.
+    pub on_progress: Option<OnProgress>,
+}
+
+/// One progress report of a running call, as MCP's `notifications/progress` carries it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// The progress so far; grows with every report, even when `total` is unknown.
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// What is happening, when the tool says.
+    pub message: Option<String>,
+}
+
+/// The callback that receives a call's [`Progress`] (see [`ToolContext::with_progress`]).
+#[derive(Clone)]
+pub struct OnProgress(Arc<dyn Fn(Progress) + Send + Sync>);
+
+impl OnProgress {
+    /// Hand `progress` to the callback.
+    pub fn report(&self, progress: Progress) {
+        (self.0)(progress)
+    }
+}
+
+impl fmt::Debug for OnProgress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("OnProgress")
+    }
 }
 
 impl ToolContext {
@@ -51,6 +84,32 @@ impl ToolContext {
     pub fn with_call_id(mut self, id: impl Into<String>) -> Self {
         self.call_id = Some(id.into());
         self
+    }
+
+    /// Hand the call's progress reports to `f` (a host's progress bar). It runs on the task
+    /// that reads the tool's transport: keep it short. A report that arrives after the
+    /// call's answer is dropped.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use toolnexus::{Progress, ToolContext};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&seen);
+    /// let ctx = ToolContext::default().with_progress(move |p: Progress| sink.lock().unwrap().push(p.progress));
+    /// ctx.report_progress(Progress { progress: 1.0, total: Some(4.0), message: None });
+    /// assert_eq!(*seen.lock().unwrap(), [1.0]);
+    /// ```
+    pub fn with_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(OnProgress(Arc::new(f)));
+        self
+    }
+
+    /// Pass one progress report to the caller, if it listens.
+    pub fn report_progress(&self, progress: Progress) {
+        if let Some(sink) = &self.on_progress {
+            sink.report(progress);
+        }
     }
 }
 

@@ -48,6 +48,8 @@ pub mod a2a;
 #[cfg(feature = "acp")]
 pub mod acp;
 pub mod adapter;
+#[cfg(feature = "client")]
+pub mod agents;
 pub mod assembly;
 #[cfg(feature = "builtins")]
 pub mod builtin;
@@ -57,6 +59,8 @@ mod child;
 pub mod classifier;
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(feature = "client")]
+pub mod compaction;
 pub mod content;
 pub mod context;
 #[cfg(feature = "http")]
@@ -73,6 +77,8 @@ pub mod native;
     feature = "a2a"
 ))]
 mod net;
+#[cfg(feature = "client")]
+pub mod persona;
 pub mod result;
 pub mod schema;
 #[cfg(feature = "serve")]
@@ -87,13 +93,13 @@ mod walk;
 
 pub use assembly::{BuildError, ToolkitOptions};
 pub use content::ContentPart;
-pub use context::{CancellationToken, ToolContext};
+pub use context::{CancellationToken, OnProgress, Progress, ToolContext};
 pub use native::{Args, BuildTool, IntoToolResult, Json, State, ToolDef, native_tool};
 pub use result::ToolResult;
 pub use suspend::{Answer, Request};
-pub use tool::{Tool, ToolFuture, ToolSource, sanitize};
+pub use tool::{Tool, ToolAnnotations, ToolFuture, ToolSource, sanitize};
 pub use toolkit::{Closeable, Toolkit};
-pub use toolnexus_macros::{tool, toolkit};
+pub use toolnexus_macros::{agents, tool, toolkit};
 
 /// Re-exported so a user's schemars version can never skew against ours.
 pub use schemars;

@@ -66,6 +66,41 @@ impl fmt::Display for ToolSource {
     }
 }
 
+/// What a tool says about its own behaviour — MCP's tool annotations. Hints a host may use to
+/// decide what to expose or confirm, never guarantees: a server can say anything.
+///
+/// ```
+/// use toolnexus::{Tool, ToolAnnotations, ToolResult};
+///
+/// let read_only = ToolAnnotations { read_only_hint: Some(true), ..ToolAnnotations::default() };
+/// let t = Tool::new("peek", |_, _| async { ToolResult::success("") }).with_annotations(read_only);
+/// assert_eq!(t.annotations().and_then(|a| a.read_only_hint), Some(true));
+/// assert_eq!(
+///     serde_json::to_string(t.annotations().unwrap()).unwrap(),
+///     r#"{"readOnlyHint":true}"#
+/// );
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolAnnotations {
+    /// A human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not change its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// A change it makes may destroy something (meaningful when not read-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling it again with the same arguments has no further effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// It reaches an open world (the web) rather than a closed one (a local database).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
 /// A tool: name, description, JSON-Schema input, source, and an async `execute`.
 ///
 /// Cheap to clone (one `Arc`), `Send + Sync`. Build one by hand for a source the library
@@ -98,6 +133,8 @@ struct ToolInner {
     description: String,
     input_schema: Value,
     source: ToolSource,
+    annotations: Option<Arc<ToolAnnotations>>,
+    output_schema: Option<Arc<Value>>,
     execute: Arc<ExecuteFn>,
 }
 
@@ -116,6 +153,8 @@ impl Tool {
                 description: String::new(),
                 input_schema: json!({"type": "object"}),
                 source: ToolSource::Custom,
+                annotations: None,
+                output_schema: None,
                 execute: Arc::new(move |args, ctx| Box::pin(execute(args, ctx))),
             }),
         }
@@ -140,6 +179,27 @@ impl Tool {
     /// Set the provenance label.
     pub fn with_source(self, source: ToolSource) -> Self {
         self.edit(|t| t.source = source)
+    }
+
+    /// Set the behaviour hints (an MCP tool's `annotations`).
+    pub fn with_annotations(self, annotations: ToolAnnotations) -> Self {
+        self.edit(|t| t.annotations = Some(Arc::new(annotations)))
+    }
+
+    /// The behaviour hints, when the tool's source gave any.
+    pub fn annotations(&self) -> Option<&ToolAnnotations> {
+        self.inner.annotations.as_deref()
+    }
+
+    /// Declare the JSON-Schema of the tool's structured output (an MCP tool's
+    /// `outputSchema`): a successful result's `output` is then that JSON, as text.
+    pub fn with_output_schema(self, schema: Value) -> Self {
+        self.edit(|t| t.output_schema = Some(Arc::new(schema)))
+    }
+
+    /// The JSON-Schema of the structured output, when declared.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.inner.output_schema.as_deref()
     }
 
     /// Rename the tool (e.g. to prefix it).

@@ -1,6 +1,7 @@
 //! One module per subcommand; [`ToolkitArgs`] are the flags every toolkit-building
-//! subcommand shares.
+//! subcommand shares, [`Stop`] the signals that end one early, [`print_out`] its output.
 
+pub mod agent;
 pub mod call;
 pub mod prompt;
 pub mod run;
@@ -12,10 +13,12 @@ pub fn parse_style(text: &str) -> Result<Style, Failure> {
     text.parse().map_err(|e: UnknownStyle| Failure::usage(e))
 }
 
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
 use toolnexus::client::{Style, UnknownStyle};
+use toolnexus::mcp::McpStatus;
 use toolnexus::{Toolkit, ToolkitOptions};
 
 use crate::Failure;
@@ -55,7 +58,8 @@ impl SkillsArgs {
 }
 
 impl ToolkitArgs {
-    /// Builds the toolkit these flags describe.
+    /// Builds the toolkit these flags describe, and says on stderr which MCP servers failed
+    /// (`mcp server NAME: failed: REASON`, in config order): their tools are missing.
     pub async fn build(&self) -> Result<Toolkit, Failure> {
         self.build_with(ToolkitOptions::default()).await
     }
@@ -69,6 +73,115 @@ impl ToolkitArgs {
         if self.no_builtins {
             options = options.builtins(false);
         }
-        Toolkit::build(options).await.map_err(Failure::new)
+        let tk = Toolkit::build(options).await.map_err(Failure::new)?;
+        for (name, status) in tk.mcp_status() {
+            if let McpStatus::Failed { reason } = status {
+                eprintln!("mcp server {name}: failed: {reason}");
+            }
+        }
+        Ok(tk)
+    }
+}
+
+/// A signal that ends a command early. Either one stops the MCP servers the command
+/// started (their process groups) before the exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+    /// SIGTERM (how service managers and `kill` stop a process).
+    Terminate,
+}
+
+impl Stop {
+    /// The failure to exit with: 128 + the signal's number, as a shell reports a command
+    /// the signal killed.
+    pub fn failure(self) -> Failure {
+        let (name, code) = match self {
+            Stop::Interrupt => ("SIGINT", 130),
+            Stop::Terminate => ("SIGTERM", 143),
+        };
+        Failure {
+            message: format!("stopped by {name}"),
+            code,
+        }
+    }
+}
+
+/// SIGINT and SIGTERM, listened for from the moment it is made, so a signal that arrives
+/// while a toolkit is being built is not lost.
+pub struct Signals {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Starts listening; must run inside the runtime.
+    pub fn listen() -> Result<Self, Failure> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let listen = |kind| signal(kind).map_err(|e| Failure::new(format!("cannot handle signals: {e}")));
+            Ok(Signals {
+                interrupt: listen(SignalKind::interrupt())?,
+                terminate: listen(SignalKind::terminate())?,
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Signals {})
+    }
+
+    /// The next SIGINT or SIGTERM.
+    pub async fn recv(&mut self) -> Stop {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.interrupt.recv() => Stop::Interrupt,
+                _ = self.terminate.recv() => Stop::Terminate,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            Stop::Interrupt
+        }
+    }
+
+    /// `work`'s outcome, or the signal's failure when one comes first (`work` is dropped:
+    /// whatever it spawned is killed with its process group).
+    pub async fn unless_stopped<T>(
+        &mut self,
+        work: impl Future<Output = Result<T, Failure>>,
+    ) -> Result<T, Failure> {
+        tokio::select! {
+            outcome = work => outcome,
+            stop = self.recv() => Err(stop.failure()),
+        }
+    }
+
+    /// Builds the toolkit `args` describe, runs `work` on it unless a signal comes first,
+    /// then closes the toolkit (stopping its MCP servers) either way.
+    pub async fn with_toolkit<T>(
+        &mut self,
+        args: &ToolkitArgs,
+        work: impl AsyncFnOnce(&Toolkit) -> Result<T, Failure>,
+    ) -> Result<T, Failure> {
+        let tk = self.unless_stopped(args.build()).await?;
+        let outcome = self.unless_stopped(work(&tk)).await;
+        tk.close().await;
+        outcome
+    }
+}
+
+/// Writes `text` to stdout. A reader that went away (`toolnexus tools | head -1`) ends the
+/// output quietly instead of a panic; any other write error is a failure.
+pub fn print_out(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::new(format!("cannot write to stdout: {e}"))),
     }
 }

@@ -3,7 +3,7 @@
 use clap::Args;
 use toolnexus::{Toolkit, ToolkitOptions};
 
-use super::SkillsArgs;
+use super::{SkillsArgs, print_out};
 use crate::Failure;
 
 /// Print `skills_prompt()` for the given skills roots.
@@ -17,7 +17,6 @@ impl Prompt {
     pub async fn run(self) -> Result<(), Failure> {
         let options = self.skills.apply(ToolkitOptions::default().builtins(false))?;
         let tk = Toolkit::build(options).await.map_err(Failure::new)?;
-        println!("{}", tk.skills_prompt());
-        Ok(())
+        print_out(&format!("{}\n", tk.skills_prompt()))
     }
 }

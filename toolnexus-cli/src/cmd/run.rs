@@ -3,6 +3,7 @@
 //! (the `question` tool, an `input` or `authorization` request) is asked on the terminal.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
@@ -13,11 +14,13 @@ use toolnexus::client::{Client, RunResult, RunStatus};
 use toolnexus::suspend::AnswerReason;
 use toolnexus::{Answer, Request, Toolkit};
 
-use super::{ToolkitArgs, parse_style};
+use super::{Signals, ToolkitArgs, parse_style, print_out};
 use crate::Failure;
 
-/// Run an agent: the toolkit plus a model behind an OpenAI- or Anthropic-style endpoint.
-/// The API key comes from OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY.
+/// Run an agent: the toolkit plus a model behind an OpenAI-, Anthropic- or Gemini-style endpoint.
+/// The API key comes from the variable `--api-key-env` names, else from the provider's own
+/// variable for its own https host only (OPENROUTER_API_KEY for openrouter.ai,
+/// OPENAI_API_KEY for api.openai.com, ANTHROPIC_API_KEY for api.anthropic.com).
 #[derive(Debug, Args)]
 pub struct Run {
     #[command(flatten)]
@@ -25,7 +28,7 @@ pub struct Run {
     /// The provider base URL, e.g. https://openrouter.ai/api/v1.
     #[arg(long, value_name = "URL")]
     base_url: String,
-    /// Wire style: openai | anthropic.
+    /// Wire style: openai | anthropic | gemini.
     #[arg(long, default_value = "openai")]
     style: String,
     /// The model id, sent verbatim.
@@ -40,21 +43,30 @@ pub struct Run {
     /// LLM round trips per prompt.
     #[arg(long, default_value_t = 10)]
     max_turns: u32,
+    /// The environment variable holding the API key: how a key reaches a host that is not
+    /// a provider's own (a gateway, a local server).
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
+    /// Whole-run deadline per prompt, in seconds (default: the client's, 600).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    timeout: Option<u64>,
+    /// Retries per LLM request on 429/5xx/network errors (default: the client's, 2).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=20))]
+    retries: Option<u32>,
 }
 
 type Input = Arc<Mutex<Lines<BufReader<Stdin>>>>;
 
 impl Run {
-    pub async fn run(self) -> Result<(), Failure> {
+    pub async fn run(self, signals: &mut Signals) -> Result<(), Failure> {
         let input: Input = Arc::new(Mutex::new(BufReader::new(tokio::io::stdin()).lines()));
         let client = self.client(input.clone())?;
-        let tk = self.toolkit.build().await?;
-        let outcome = match &self.once {
-            Some(prompt) => one_shot(&client, &tk, prompt).await,
-            None => repl(&client, &tk, &input).await,
-        };
-        tk.close().await;
-        outcome
+        signals
+            .with_toolkit(&self.toolkit, async |tk| match &self.once {
+                Some(prompt) => one_shot(&client, tk, prompt).await,
+                None => repl(&client, tk, &input).await,
+            })
+            .await
     }
 
     fn client(&self, input: Input) -> Result<Client, Failure> {
@@ -72,15 +84,25 @@ impl Run {
         if let Some(system) = &self.system {
             builder = builder.system_prompt(system);
         }
+        if let Some(var) = &self.api_key_env {
+            builder = builder.api_key_env(var);
+        }
+        if let Some(secs) = self.timeout {
+            builder = builder.timeout(Duration::from_secs(secs));
+        }
+        if let Some(n) = self.retries {
+            builder = builder.retries(n);
+        }
         builder.build().map_err(Failure::client)
     }
 }
 
 async fn one_shot(client: &Client, tk: &Toolkit, prompt: &str) -> Result<(), Failure> {
     let result = client.run(prompt, tk).await.map_err(Failure::new)?;
-    print_result(&result);
+    print_result(&result)?;
     match result.status {
         RunStatus::Done => Ok(()),
+        // Incomplete (a limit stopped it) or still waiting: the answer is not whole.
         _ => Err(Failure::new(String::new())),
     }
 }
@@ -98,23 +120,24 @@ async fn repl(client: &Client, tk: &Toolkit, input: &Input) -> Result<(), Failur
             _ => {}
         }
         match convo.send(line).await {
-            Ok(result) => print_result(&result),
+            Ok(result) => print_result(&result)?,
             Err(e) => eprintln!("toolnexus: {e}"),
         }
     }
     Ok(())
 }
 
-fn print_result(result: &RunResult) {
+fn print_result(result: &RunResult) -> Result<(), Failure> {
     match result.status {
-        RunStatus::Done => println!("{}", result.text),
-        RunStatus::Pending => println!("(waiting on: {})", result.text),
+        RunStatus::Done => print_out(&format!("{}\n", result.text)),
+        RunStatus::Pending => print_out(&format!("(waiting on: {})\n", result.text)),
         RunStatus::Incomplete => {
-            println!("{}", result.text);
+            print_out(&format!("{}\n", result.text))?;
             eprintln!(
                 "toolnexus: stopped by the {} limit",
                 result.limit.map_or("turn", |l| l.as_str())
             );
+            Ok(())
         }
     }
 }

@@ -82,13 +82,16 @@ struct AgentArgs {
     /// The provider base URL, e.g. https://openrouter.ai/api/v1 (with `--a2a`).
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
-    /// Wire style: openai | anthropic.
+    /// Wire style: openai | anthropic | gemini.
     #[arg(long, default_value = "openai")]
     style: String,
-    /// The model id, sent verbatim (with `--a2a`). The API key comes from
-    /// OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY.
+    /// The model id, sent verbatim (with `--a2a`). The API key comes from the variable
+    /// `--api-key-env` names, else from the provider's own variable for its own https host.
     #[arg(long)]
     model: Option<String>,
+    /// The environment variable holding the API key (for a host that is not a provider's own).
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
     /// A system prompt, prepended to the skills catalog.
     #[arg(long, value_name = "TEXT")]
     system: Option<String>,
@@ -327,6 +330,9 @@ impl AgentArgs {
             .max_turns(self.max_turns);
         if let Some(system) = &self.system {
             builder = builder.system_prompt(system);
+        }
+        if let Some(var) = &self.api_key_env {
+            builder = builder.api_key_env(var);
         }
         builder.build().map_err(Failure::client)
     }

@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 use toolnexus::Toolkit;
 
-use super::ToolkitArgs;
+use super::{Signals, ToolkitArgs, print_out};
 use crate::Failure;
 
 /// List the tools of the toolkit the flags describe.
@@ -33,18 +33,19 @@ enum Format {
 const DESCRIPTION_WIDTH: usize = 72;
 
 impl Tools {
-    pub async fn run(self) -> Result<(), Failure> {
-        let tk = self.toolkit.build().await?;
-        let out = match self.format {
-            None => table(&tk),
-            Some(Format::Names) => tk.tool_names().iter().map(|n| format!("{n}\n")).collect(),
-            Some(Format::Openai) => json_line(tk.to_openai()),
-            Some(Format::Anthropic) => json_line(tk.to_anthropic()),
-            Some(Format::Gemini) => json_line(tk.to_gemini()),
-        };
-        print!("{out}");
-        tk.close().await;
-        Ok(())
+    pub async fn run(self, signals: &mut Signals) -> Result<(), Failure> {
+        let format = self.format;
+        signals
+            .with_toolkit(&self.toolkit, async |tk| {
+                print_out(&match format {
+                    None => table(tk),
+                    Some(Format::Names) => tk.tool_names().iter().map(|n| format!("{n}\n")).collect(),
+                    Some(Format::Openai) => json_line(tk.to_openai()),
+                    Some(Format::Anthropic) => json_line(tk.to_anthropic()),
+                    Some(Format::Gemini) => json_line(tk.to_gemini()),
+                })
+            })
+            .await
     }
 }
 

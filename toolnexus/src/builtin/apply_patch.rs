@@ -10,6 +10,8 @@
 //!    else a copy) and every file deleted is renamed aside, then each temporary file is
 //!    renamed over its target. If any step fails, what was done is undone — old files
 //!    back in place, new files and created directories removed — and the error says so.
+//!
+//! The result's metadata says what changed: `files` and one `diff` for the whole patch.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +21,7 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use super::args::Args;
+use super::diffmeta::{self, ChangeKind, FileChange};
 use super::files::{read_text, stage_write};
 use super::workspace::{Workspace, real_entry, real_path};
 use super::{blocking, builtin, input_schema};
@@ -75,12 +78,12 @@ async fn run(ws: Arc<Workspace>, args: Value) -> Result<ToolResult, String> {
         commit(&planned)?;
         let count = |f: fn(&Op) -> bool| ops.iter().filter(|o| f(o)).count();
         let plural = if ops.len() == 1 { "" } else { "s" };
-        Ok(
-            ToolResult::success(format!("Applied patch: {} file operation{plural}", ops.len()))
-                .with_meta("added", count(|o| matches!(o, Op::Add { .. })))
-                .with_meta("updated", count(|o| matches!(o, Op::Update { .. })))
-                .with_meta("deleted", count(|o| matches!(o, Op::Delete { .. }))),
-        )
+        let result = ToolResult::success(format!("Applied patch: {} file operation{plural}", ops.len()))
+            .with_meta("added", count(|o| matches!(o, Op::Add { .. })))
+            .with_meta("updated", count(|o| matches!(o, Op::Update { .. })))
+            .with_meta("deleted", count(|o| matches!(o, Op::Delete { .. })));
+        let changes: Vec<FileChange<'_>> = planned.iter().filter_map(Planned::change).collect();
+        Ok(diffmeta::attach(result, &changes))
     })
     .await
 }
@@ -194,7 +197,28 @@ struct Planned {
     target: PathBuf,
     shown: String,
     existed: bool,
+    /// The text before the patch, once read (for the change metadata).
+    before: Option<String>,
     after: State,
+}
+
+impl Planned {
+    /// What the patch did to this file, for the change metadata; `None` for a file it
+    /// created and deleted again.
+    fn change(&self) -> Option<FileChange<'_>> {
+        let (kind, after) = match (&self.after, self.existed) {
+            (State::Content(text), false) => (ChangeKind::Added, text.as_str()),
+            (State::Content(text), true) => (ChangeKind::Modified, text.as_str()),
+            (State::Absent, true) => (ChangeKind::Deleted, ""),
+            _ => return None,
+        };
+        Some(FileChange {
+            path: &self.shown,
+            kind,
+            before: self.before.as_deref().unwrap_or_default(),
+            after,
+        })
+    }
 }
 
 /// Where an operation's file really is: symlinks and `..` resolved (and, with
@@ -223,6 +247,7 @@ fn plan(ops: &[Op], ws: &Workspace) -> Result<Vec<Planned>, String> {
                 target,
                 shown: shown.to_owned(),
                 existed,
+                before: None,
                 after: if existed { State::OnDisk } else { State::Absent },
             });
             planned.len() - 1
@@ -239,10 +264,17 @@ fn plan(ops: &[Op], ws: &Workspace) -> Result<Vec<Planned>, String> {
             (Op::Delete { .. } | Op::Update { .. }, State::Absent) => {
                 return Err(fail(format!("file not found: {shown}")));
             }
-            (Op::Delete { .. }, _) => State::Absent,
+            (Op::Delete { .. }, State::OnDisk) => {
+                // Best effort: a file only deleted need not be text, nor small.
+                entry.before = diffmeta::old_text("apply_patch", &entry.target);
+                State::Absent
+            }
+            (Op::Delete { .. }, State::Content(_)) => State::Absent,
             (Op::Update { body, .. }, State::OnDisk) => {
                 let text = read_text("apply_patch", &entry.target, shown)?;
-                State::Content(apply_update(&text, body).map_err(fail)?)
+                let next = apply_update(&text, body).map_err(fail)?;
+                entry.before = Some(text);
+                State::Content(next)
             }
             (Op::Update { body, .. }, State::Content(text)) => {
                 State::Content(apply_update(text, body).map_err(fail)?)

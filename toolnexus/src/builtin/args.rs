@@ -76,6 +76,15 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// An optional string that may be empty (a cell's new source).
+    pub(super) fn opt_str_or_empty(&self, key: &str) -> Result<Option<&'a str>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(self.wrong_type(key, "a string", other)),
+        }
+    }
+
     /// An optional number.
     pub(super) fn opt_num(&self, key: &str) -> Result<Option<f64>, String> {
         match self.get(key) {

@@ -42,14 +42,28 @@ struct BashArgs {
     description: Option<String>,
 }
 
-impl BashArgs {
+/// `bash`'s arguments with the background shells on.
+#[derive(JsonSchema)]
+struct BackgroundBashArgs {
+    #[schemars(flatten)]
+    bash: BashArgs,
+    /// Start the command and return at once with a background shell id; read it with bash_output, stop it with kill_shell. No timeout applies.
+    run_in_background: Option<bool>,
+}
+
+impl BackgroundBashArgs {
+    /// Parsed whether or not the background shells are on: `run_in_background: true`
+    /// without them is refused rather than run in the foreground.
     fn parse(args: &Value) -> Result<Self, String> {
         let a = Args::new("bash", args)?;
         Ok(Self {
-            command: a.str("command")?.to_owned(),
-            workdir: a.opt_str("workdir")?.map(str::to_owned),
-            timeout: a.opt_timeout("timeout", TimeoutUnit::Millis)?,
-            description: a.opt_str("description")?.map(str::to_owned),
+            bash: BashArgs {
+                command: a.str("command")?.to_owned(),
+                workdir: a.opt_str("workdir")?.map(str::to_owned),
+                timeout: a.opt_timeout("timeout", TimeoutUnit::Millis)?,
+                description: a.opt_str("description")?.map(str::to_owned),
+            },
+            run_in_background: a.opt_bool("run_in_background")?,
         })
     }
 }
@@ -142,25 +156,53 @@ fn is_executable(path: &Path) -> bool {
     meta.is_file()
 }
 
-pub(super) fn tool(ws: Arc<Workspace>, shell: Shell) -> Tool {
+/// Where background commands go: the shells when the extra is on.
+#[cfg(unix)]
+pub(super) type Background = Option<Arc<super::background::Shells>>;
+#[cfg(not(unix))]
+pub(super) type Background = Option<std::convert::Infallible>;
+
+pub(super) fn tool(ws: Arc<Workspace>, shell: Shell, background: Background) -> Tool {
     let description = shell.description();
-    builtin(
-        "bash",
-        &description,
-        input_schema::<BashArgs>(),
-        move |args, _| run(ws.clone(), shell.clone(), args),
-    )
+    let schema = if background.is_some() {
+        input_schema::<BackgroundBashArgs>()
+    } else {
+        input_schema::<BashArgs>()
+    };
+    builtin("bash", &description, schema, move |args, _| {
+        run(ws.clone(), shell.clone(), background.clone(), args)
+    })
 }
 
 /// Process groups and `killpg` are POSIX; other platforms get a clear error for now.
 #[cfg(not(unix))]
-async fn run(_ws: Arc<Workspace>, _shell: Shell, _args: Value) -> Result<ToolResult, String> {
+async fn run(
+    _ws: Arc<Workspace>,
+    _shell: Shell,
+    _bg: Background,
+    _args: Value,
+) -> Result<ToolResult, String> {
     Err("bash: this build of toolnexus runs bash on Unix-like systems only".into())
 }
 
 #[cfg(unix)]
-async fn run(ws: Arc<Workspace>, shell: Shell, args: Value) -> Result<ToolResult, String> {
-    let args = BashArgs::parse(&args)?;
+async fn run(
+    ws: Arc<Workspace>,
+    shell: Shell,
+    background: Background,
+    args: Value,
+) -> Result<ToolResult, String> {
+    let BackgroundBashArgs {
+        bash: args,
+        run_in_background,
+    } = BackgroundBashArgs::parse(&args)?;
+    let shells = match (run_in_background == Some(true), background) {
+        (false, _) => None,
+        (true, Some(shells)) => Some(shells),
+        (true, None) => {
+            return Err("bash: run_in_background needs the background_shells extra (builtins.extras)".into());
+        }
+    };
     let argv = shell.argv().map_err(|e| format!("bash: {e}"))?;
     let (workdir, shown) = match &args.workdir {
         Some(dir) => (ws.resolve("bash", dir)?, dir.clone()),
@@ -174,6 +216,14 @@ async fn run(ws: Arc<Workspace>, shell: Shell, args: Value) -> Result<ToolResult
         });
     }
     let _ = args.description;
+    if let Some(shells) = shells {
+        let id = shells.start(&argv, &args.command, &workdir)?;
+        return Ok(ToolResult::success(format!(
+            "Started background shell {id}. Read its output with bash_output, stop it with kill_shell."
+        ))
+        .with_meta("shell", argv.join(" "))
+        .with_meta("backgroundId", id));
+    }
     unix::run(
         &argv,
         &args.command,
@@ -187,14 +237,14 @@ async fn run(ws: Arc<Workspace>, shell: Shell, args: Value) -> Result<ToolResult
 /// [`KEEP_BYTES`], and the count of bytes dropped between them — so a command printing
 /// without end costs bounded memory.
 #[derive(Default)]
-struct Capture {
+pub(super) struct Capture {
     head: Vec<u8>,
     tail: std::collections::VecDeque<u8>,
     cut: u64,
 }
 
 impl Capture {
-    fn push(&mut self, mut bytes: &[u8]) {
+    pub(super) fn push(&mut self, mut bytes: &[u8]) {
         let room = KEEP_BYTES - self.head.len();
         if room > 0 {
             let n = room.min(bytes.len());
@@ -215,7 +265,7 @@ impl Capture {
 
     /// The text, with a line saying how much was cut from the middle (cut at character
     /// boundaries, so no replacement character appears at the seams).
-    fn into_text(self) -> (String, u64) {
+    pub(super) fn into_text(self) -> (String, u64) {
         let Capture { mut head, tail, cut } = self;
         if cut == 0 {
             head.extend(tail);
@@ -240,7 +290,7 @@ impl Capture {
 }
 
 #[cfg(unix)]
-mod unix {
+pub(super) mod unix {
     use std::path::Path;
     use std::process::{ExitStatus, Stdio};
     use std::time::{Duration, Instant};
@@ -258,7 +308,7 @@ mod unix {
 
     /// Between "please stop" (SIGTERM) and "stop" (SIGKILL); the same in every port, so a
     /// timeout means the same thing everywhere.
-    const KILL_GRACE: Duration = Duration::from_millis(2000);
+    pub(in crate::builtin) const KILL_GRACE: Duration = Duration::from_millis(2000);
 
     /// After the shell exits, how long what is left in the pipe may take to read (a
     /// background job still writing into it could otherwise keep the call going).
@@ -273,24 +323,7 @@ mod unix {
         let mut meta = Map::new();
         meta.insert("shell".into(), json!(argv.join(" ")));
 
-        let (reader, writer) = tokio::net::unix::pipe::pipe()
-            .and_then(|(tx, rx)| Ok((rx, tx.into_blocking_fd()?)))
-            .map_err(|e| format!("bash: cannot create a pipe: {e}"))?;
-        let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..]).arg(command).stdin(Stdio::null());
-        // One pipe behind both streams keeps stdout and stderr interleaved as written.
-        let stderr = writer
-            .try_clone()
-            .map_err(|e| format!("bash: cannot create a pipe: {e}"))?;
-        cmd.stdout(writer)
-            .stderr(stderr)
-            .process_group(0)
-            .current_dir(workdir);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("bash: cannot start {}: {e}", argv[0]))?;
-        // Our copies of the write end must close, or the output never reaches end-of-file.
-        drop(cmd);
+        let (mut child, reader) = spawn(argv, command, workdir)?;
         let mut group = Group::new(&child);
         let mut output = Output {
             reader,
@@ -324,6 +357,41 @@ mod unix {
             let tail = format!("bash: command exited with code {code}");
             ToolResult::failure(join_lines(&out, &tail)).with_metadata(meta)
         })
+    }
+
+    /// Start `argv… command` in `workdir`, in a process group of its own (its id is the
+    /// child's pid), stdin `/dev/null`, stdout and stderr into one pipe; returns the child and
+    /// the pipe's read end.
+    pub(in crate::builtin) fn spawn(
+        argv: &[String],
+        command: &str,
+        workdir: &Path,
+    ) -> Result<(Child, Receiver), String> {
+        let (reader, writer) = tokio::net::unix::pipe::pipe()
+            .and_then(|(tx, rx)| Ok((rx, tx.into_blocking_fd()?)))
+            .map_err(|e| format!("bash: cannot create a pipe: {e}"))?;
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]).arg(command).stdin(Stdio::null());
+        // One pipe behind both streams keeps stdout and stderr interleaved as written.
+        let stderr = writer
+            .try_clone()
+            .map_err(|e| format!("bash: cannot create a pipe: {e}"))?;
+        cmd.stdout(writer)
+            .stderr(stderr)
+            .process_group(0)
+            .current_dir(workdir);
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("bash: cannot start {}: {e}", argv[0]))?;
+        // Our copies of the write end must close, or the output never reaches end-of-file.
+        drop(cmd);
+        Ok((child, reader))
+    }
+
+    /// Send `signal` to process group `pgid`; `true` if it was delivered.
+    pub(in crate::builtin) fn signal_group(pgid: i32, signal: i32) -> bool {
+        // SAFETY: killpg only sends a signal; the callers pass their own child's group id.
+        unsafe { libc::killpg(pgid, signal) == 0 }
     }
 
     /// `a` and `b` on separate lines, or just the one that is not empty (no stray newline).
@@ -394,7 +462,7 @@ mod unix {
     }
 
     /// The exit code, or minus the signal number for a signalled child (Python's `returncode`).
-    fn exit_code(status: ExitStatus) -> i32 {
+    pub(in crate::builtin) fn exit_code(status: ExitStatus) -> i32 {
         use std::os::unix::process::ExitStatusExt as _;
         status
             .code()
@@ -417,9 +485,7 @@ mod unix {
 
         /// Send `signal` to the whole group; `true` if it was delivered.
         fn signal(&self, signal: i32) -> bool {
-            // SAFETY: killpg only sends a signal; the group id is our own child's.
-            self.pgid
-                .is_some_and(|pgid| unsafe { libc::killpg(pgid, signal) } == 0)
+            self.pgid.is_some_and(|pgid| signal_group(pgid, signal))
         }
 
         /// SIGTERM, a grace period, then SIGKILL; collects what output arrives meanwhile.
@@ -457,8 +523,7 @@ mod unix {
             let pgid = self.pgid.take();
             let insist = move || {
                 if let Some(pgid) = pgid {
-                    // SAFETY: as in `signal`.
-                    unsafe { libc::killpg(pgid, libc::SIGKILL) };
+                    signal_group(pgid, libc::SIGKILL);
                 }
             };
             match tokio::runtime::Handle::try_current() {

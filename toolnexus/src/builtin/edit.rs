@@ -1,5 +1,6 @@
 //! `edit`: exact-string replacement in a file — one unique occurrence, or all of them with
-//! `replaceAll`. The edited content replaces the old atomically.
+//! `replaceAll`. The edited content replaces the old atomically; the result's metadata says
+//! what changed (`files`, `diff`).
 
 use std::sync::Arc;
 
@@ -7,6 +8,7 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use super::args::Args;
+use super::diffmeta::{self, ChangeKind, FileChange};
 use super::files::{io_error, read_text, write_atomic};
 use super::workspace::{Workspace, real_path};
 use super::{blocking, builtin, input_schema};
@@ -73,10 +75,15 @@ async fn run(ws: Arc<Workspace>, args: Value) -> Result<ToolResult, String> {
         let target = real_path(&path).unwrap_or(path);
         write_atomic(&target, next.as_bytes()).map_err(|e| io_error("edit", shown, &e))?;
         let plural = if n == 1 { "" } else { "s" };
-        Ok(
-            ToolResult::success(format!("Edited {shown} ({n} replacement{plural})"))
-                .with_meta("replacements", n),
-        )
+        let result = ToolResult::success(format!("Edited {shown} ({n} replacement{plural})"))
+            .with_meta("replacements", n);
+        let change = FileChange {
+            path: shown,
+            kind: ChangeKind::Modified,
+            before: &content,
+            after: &next,
+        };
+        Ok(diffmeta::attach(result, &[change]))
     })
     .await
 }

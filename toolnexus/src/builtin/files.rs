@@ -122,18 +122,16 @@ pub(super) fn read_bytes(tool: &str, path: &Path, shown: &str) -> Result<Vec<u8>
     Ok(bytes)
 }
 
-/// The whole of a UTF-8 text file, refusing directories, special files, binaries and
+/// The whole of a UTF-8 text file, refusing directories, special files, invalid UTF-8 and
 /// oversized files.
 pub(super) fn read_text(tool: &str, path: &Path, shown: &str) -> Result<String, String> {
     let bytes = read_bytes(tool, path, shown)?;
     text_of(tool, shown, bytes)
 }
 
-/// `bytes` as text, or the refusal a model can act on.
+/// `bytes` as text, or the refusal a model can act on. A NUL byte is valid UTF-8 and
+/// passes, as in the Python port: only invalid UTF-8 is refused.
 pub(super) fn text_of(tool: &str, shown: &str, bytes: Vec<u8>) -> Result<String, String> {
-    if looks_binary(&bytes) {
-        return Err(format!("{tool}: {shown} is a binary file, not text"));
-    }
     String::from_utf8(bytes).map_err(|_| format!("{tool}: {shown} is not valid UTF-8 text"))
 }
 

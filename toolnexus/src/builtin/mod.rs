@@ -2,6 +2,8 @@
 //! with at zero wiring — `bash, read, write, edit, grep, glob, webfetch, question,
 //! apply_patch, todowrite` — with the names, descriptions and input schemas of the other
 //! toolnexus ports, byte for byte.
+//! Opt-in [`Extra`]s add more — background shells, `notebook_edit` — only when a config
+//! names them.
 //!
 //! Every failure is a [`ToolResult`] with `is_error: true` and a message a model can act
 //! on; malformed arguments (a missing required field, a wrong type) are such a failure too,
@@ -52,20 +54,25 @@
 
 mod apply_patch;
 mod args;
+#[cfg(unix)]
+mod background;
 mod bash;
+mod diffmeta;
 mod edit;
 mod files;
 mod glob;
 mod grep;
+mod notebook;
 mod question;
 mod read;
 mod todowrite;
 mod walk;
 mod webfetch;
+mod websearch;
 mod workspace;
 mod write;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::future::Future;
 use std::path::PathBuf;
@@ -78,22 +85,53 @@ use serde_json::Value;
 use crate::context::ToolContext;
 use crate::result::ToolResult;
 use crate::tool::{BUILTIN_NAMES, Tool, ToolSource};
+use crate::toolkit::{Closeable, Toolkit};
 use workspace::Workspace;
+
+pub use websearch::{SearchBackend, WebSearchConfig};
 
 /// All ten built-in tools, in [`BUILTIN_NAMES`] order, each with source [`ToolSource::Builtin`],
 /// unconfined (relative paths mean the process working directory).
 pub fn all() -> Vec<Tool> {
-    build(&BuiltinsConfig::default())
+    build(&BuiltinsConfig::default()).0
 }
 
-/// The ten tools, set up as `config` says (base directory, confinement, shell).
-fn build(config: &BuiltinsConfig) -> Vec<Tool> {
+/// The tools `config` asks for — the ten, then its extras — set up as it says (base
+/// directory, confinement, shell), with what they hold open for the toolkit to close.
+fn build(config: &BuiltinsConfig) -> (Vec<Tool>, Option<Arc<dyn Closeable>>) {
     let ws = Arc::new(Workspace::new(
         config.base_dir.as_deref(),
         config.confine_to_base_dir,
     ));
-    vec![
-        bash::tool(ws.clone(), bash::Shell::from_config(config.shell.as_deref())),
+    let mut resource: Option<Arc<dyn Closeable>> = None;
+    let mut extras = Vec::new();
+    #[cfg(unix)]
+    let background = config.extras.contains(&Extra::BackgroundShells).then(|| {
+        let shells = Arc::new(background::Shells::default());
+        extras.push(background::output_tool(shells.clone()));
+        extras.push(background::kill_tool(shells.clone()));
+        resource = Some(shells.clone());
+        shells
+    });
+    #[cfg(not(unix))]
+    let background = {
+        if config.extras.contains(&Extra::BackgroundShells) {
+            tracing::warn!("background shells run on Unix-like systems only; the extra is off");
+        }
+        None
+    };
+    if config.extras.contains(&Extra::NotebookEdit) {
+        extras.push(notebook::tool(ws.clone()));
+    }
+    if config.extras.contains(&Extra::Websearch) {
+        extras.push(websearch::tool(config.websearch.clone()));
+    }
+    let mut tools = vec![
+        bash::tool(
+            ws.clone(),
+            bash::Shell::from_config(config.shell.as_deref()),
+            background,
+        ),
         read::tool(ws.clone()),
         write::tool(ws.clone()),
         edit::tool(ws.clone()),
@@ -103,7 +141,9 @@ fn build(config: &BuiltinsConfig) -> Vec<Tool> {
         question::tool(),
         apply_patch::tool(ws),
         todowrite::tool(),
-    ]
+    ];
+    tools.append(&mut extras);
+    (tools, resource)
 }
 
 /// The interpreter `bash` runs commands with under `config` (what its results' `shell`
@@ -124,8 +164,13 @@ pub fn shell(config: &BuiltinsConfig) -> Result<Vec<String>, String> {
 }
 
 /// The built-in tools a [`BuiltinsConfig`] leaves on (SPEC §4 "Assembly order & builtin
-/// toggle"): none when the whole source is off, otherwise all ten minus those the per-tool
-/// map sets to `false`. Unknown names in the map are ignored with a `tracing` warning.
+/// toggle"): none when the whole source is off, otherwise all ten and the tools of its
+/// [`extras`](BuiltinsConfig::extras), minus those the per-tool map sets to `false`. Unknown
+/// names in the map are ignored with a `tracing` warning.
+///
+/// What the extras hold open (background shells) is stopped when the last of these tools is
+/// dropped; [`Toolkit::build`](crate::Toolkit::build) also hands it to the toolkit, so
+/// [`Toolkit::close`](crate::Toolkit::close) stops it.
 ///
 /// ```
 /// use toolnexus::builtin::{self, BuiltinsConfig};
@@ -136,18 +181,74 @@ pub fn shell(config: &BuiltinsConfig) -> Result<Vec<String>, String> {
 /// assert_eq!(builtin::select(&no_shell)[0].name(), "read");
 /// ```
 pub fn select(config: &BuiltinsConfig) -> Vec<Tool> {
+    select_with_resource(config).0
+}
+
+/// [`select`], attaching what the tools hold open to `toolkit` for [`Toolkit::close`].
+pub(crate) fn select_into(config: &BuiltinsConfig, toolkit: &mut Toolkit) -> Vec<Tool> {
+    let (tools, resource) = select_with_resource(config);
+    if let Some(resource) = resource {
+        toolkit.attach(resource);
+    }
+    tools
+}
+
+fn select_with_resource(config: &BuiltinsConfig) -> (Vec<Tool>, Option<Arc<dyn Closeable>>) {
     if !config.enabled {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     for name in config.tools.keys() {
-        if !BUILTIN_NAMES.contains(&name.as_str()) {
+        let extra = Extra::ALL.iter().any(|e| e.tool_names().contains(&name.as_str()));
+        if !BUILTIN_NAMES.contains(&name.as_str()) && !extra {
             tracing::warn!(tool = %name, "builtins.tools names an unknown built-in tool; ignored");
         }
     }
-    build(config)
+    let (tools, resource) = build(config);
+    let tools = tools
         .into_iter()
         .filter(|t| config.tools.get(t.name()) != Some(&false))
-        .collect()
+        .collect();
+    (tools, resource)
+}
+
+/// An opt-in built-in, never among the default ten: on only when named in
+/// [`BuiltinsConfig::extras`] (in a config file, `"extras": ["background_shells"]`).
+///
+/// ```
+/// use toolnexus::builtin::{self, BuiltinsConfig, Extra};
+///
+/// let config: BuiltinsConfig =
+///     serde_json::from_str(r#"{"extras": ["background_shells"]}"#).unwrap();
+/// assert_eq!(config, BuiltinsConfig::default().with_extra(Extra::BackgroundShells));
+/// let names: Vec<String> = builtin::select(&config).iter().map(|t| t.name().to_owned()).collect();
+/// assert_eq!(names.len(), 12);
+/// assert_eq!(names[10..], ["bash_output", "kill_shell"]);
+/// assert!(serde_json::from_str::<BuiltinsConfig>(r#"{"extras": ["teleport"]}"#).is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Extra {
+    /// `bash` gains `run_in_background`; adds `bash_output` and `kill_shell` (Unix only).
+    BackgroundShells,
+    /// `notebook_edit`: replace, insert or delete a Jupyter notebook cell.
+    NotebookEdit,
+    /// `websearch`: a query to the backend [`BuiltinsConfig::websearch`] names.
+    Websearch,
+}
+
+impl Extra {
+    /// Every extra.
+    pub const ALL: [Extra; 3] = [Extra::BackgroundShells, Extra::NotebookEdit, Extra::Websearch];
+
+    /// The tools this extra adds.
+    pub fn tool_names(self) -> &'static [&'static str] {
+        match self {
+            Extra::BackgroundShells => &["bash_output", "kill_shell"],
+            Extra::NotebookEdit => &["notebook_edit"],
+            Extra::Websearch => &["websearch"],
+        }
+    }
 }
 
 /// Which built-in tools are on (SPEC §4, §4A), and the host boundary they work within.
@@ -155,7 +256,7 @@ pub fn select(config: &BuiltinsConfig) -> Vec<Tool> {
 /// Deserializes from every JSON form the other ports accept for a `builtins` key:
 /// `true`/`false`, `null` (the default: all on), or an object
 /// `{"disabled"?: bool, "enabled"?: bool, "tools"?: {name: bool}, "base_dir"?: string,
-/// "confine_to_base_dir"?: bool, "shell"?: [string]}` (`baseDir` and `confineToBaseDir`
+/// "confine_to_base_dir"?: bool, "shell"?: [string], "extras"?: [extra]}` (`baseDir` and `confineToBaseDir`
 /// are accepted too). Precedence is MCP's: `disabled: true` wins, else `enabled: false`
 /// turns the source off, else it is on. Other keys of the object are ignored.
 ///
@@ -196,6 +297,10 @@ pub struct BuiltinsConfig {
     /// The argv prefix `bash` runs a command with, used verbatim (`["/bin/zsh", "-c"]`).
     /// `None`: see [`shell`].
     pub shell: Option<Vec<String>>,
+    /// The opt-in built-ins to add to the ten (none by default).
+    pub extras: BTreeSet<Extra>,
+    /// Where `websearch` sends queries; required when [`Extra::Websearch`] is on.
+    pub websearch: Option<WebSearchConfig>,
 }
 
 impl Default for BuiltinsConfig {
@@ -207,6 +312,8 @@ impl Default for BuiltinsConfig {
             base_dir: None,
             confine_to_base_dir: false,
             shell: None,
+            extras: BTreeSet::new(),
+            websearch: None,
         }
     }
 }
@@ -238,6 +345,18 @@ impl BuiltinsConfig {
         self
     }
 
+    /// Turn an opt-in built-in on.
+    pub fn with_extra(mut self, extra: Extra) -> Self {
+        self.extras.insert(extra);
+        self
+    }
+
+    /// Set where `websearch` sends queries.
+    pub fn with_websearch(mut self, websearch: WebSearchConfig) -> Self {
+        self.websearch = Some(websearch);
+        self
+    }
+
     /// Set the shell argv prefix `bash` uses.
     pub fn with_shell(mut self, argv: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.shell = Some(argv.into_iter().map(Into::into).collect());
@@ -245,7 +364,7 @@ impl BuiltinsConfig {
     }
 
     /// Why this configuration cannot work, if it cannot: confinement without a base
-    /// directory, or an empty shell.
+    /// directory, an empty shell, or `websearch` on without a usable backend.
     pub fn check(&self) -> Result<(), String> {
         if self.confine_to_base_dir && self.base_dir.as_deref().is_none_or(|b| b.as_os_str().is_empty()) {
             return Err(workspace::NO_BASE.into());
@@ -256,6 +375,12 @@ impl BuiltinsConfig {
             .is_some_and(|s| s.first().is_none_or(String::is_empty))
         {
             return Err("shell must name a program (e.g. [\"/bin/bash\", \"-c\"])".into());
+        }
+        if self.extras.contains(&Extra::Websearch) {
+            let search = self.websearch.as_ref().ok_or(
+                "extras names websearch, which needs a websearch backend (e.g. \"websearch\": {\"backend\": \"brave\"})",
+            )?;
+            search.endpoint()?;
         }
         Ok(())
     }
@@ -288,6 +413,10 @@ struct ConfigObject {
     confine_to_base_dir: Option<bool>,
     #[serde(default)]
     shell: Option<Vec<String>>,
+    #[serde(default)]
+    extras: Option<BTreeSet<Extra>>,
+    #[serde(default)]
+    websearch: Option<WebSearchConfig>,
 }
 
 struct ConfigVisitor;
@@ -325,6 +454,8 @@ impl<'de> Visitor<'de> for ConfigVisitor {
             base_dir: obj.base_dir.filter(|b| !b.is_empty()).map(PathBuf::from),
             confine_to_base_dir: obj.confine_to_base_dir.unwrap_or(false),
             shell: obj.shell.filter(|s| !s.is_empty()),
+            extras: obj.extras.unwrap_or_default(),
+            websearch: obj.websearch,
         })
     }
 }

@@ -1,5 +1,6 @@
 //! `write`: create or overwrite a file, creating its parent directories. The new content
-//! replaces the old atomically (a temporary sibling renamed over it).
+//! replaces the old atomically (a temporary sibling renamed over it). The result's metadata
+//! says what changed (`files`, `diff`).
 
 use std::sync::Arc;
 
@@ -7,6 +8,7 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use super::args::Args;
+use super::diffmeta::{self, ChangeKind, FileChange};
 use super::files::{io_error, write_atomic};
 use super::workspace::{Workspace, real_path};
 use super::{blocking, builtin, input_schema};
@@ -54,9 +56,25 @@ async fn run(ws: Arc<Workspace>, args: Value) -> Result<ToolResult, String> {
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("write: cannot create directory {}: {e}", parent.display()))?;
         }
+        let kind = if target.exists() {
+            ChangeKind::Modified
+        } else {
+            ChangeKind::Added
+        };
+        let before = match kind {
+            ChangeKind::Modified => diffmeta::old_text("write", &target).unwrap_or_default(),
+            _ => String::new(),
+        };
         write_atomic(&target, content.as_bytes()).map_err(|e| io_error("write", &shown, &e))?;
         let bytes = content.len();
-        Ok(ToolResult::success(format!("Wrote {bytes} bytes to {shown}")).with_meta("bytes", bytes))
+        let change = FileChange {
+            path: &shown,
+            kind,
+            before: &before,
+            after: &content,
+        };
+        let result = ToolResult::success(format!("Wrote {bytes} bytes to {shown}")).with_meta("bytes", bytes);
+        Ok(diffmeta::attach(result, &[change]))
     })
     .await
 }

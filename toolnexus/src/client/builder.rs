@@ -7,15 +7,25 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::cache::PromptCache;
 use super::hooks::Hooks;
+use super::keys::{self, Redactor};
 use super::metrics::{MetricEvent, MetricsRegistry, OnMetric};
 use super::provider::{BodyTransform, Provider};
 use super::resilience::{ErrorDecision, ErrorInfo, OnError};
 use super::store::{ConversationStore, InMemoryStore};
+use super::tiers::ToolTiers;
 use super::transport::{HttpTransport, ReqwestTransport};
 use super::wire::{self, Style};
 use super::{Client, ConfigError, Inner};
 use crate::suspend::{Answer, Request, WaitFor};
+
+/// The whole-run deadline of a client built without [`ClientBuilder::timeout`].
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// The read timeout of a client built without [`ClientBuilder::read_timeout`].
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(180);
+/// The `Retry-After` cap of a client built without [`ClientBuilder::max_retry_after`].
+pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// Builds a [`Client`]; every setter is optional except base URL, style and model.
 #[derive(Default)]
@@ -24,12 +34,15 @@ pub struct ClientBuilder {
     style: Option<Style>,
     model: Option<String>,
     api_key: Option<String>,
+    api_key_env: Option<String>,
     headers: Vec<(String, String)>,
     system_prompt: Option<String>,
     max_turns: Option<u32>,
     retries: Option<u32>,
     retry_base: Option<Duration>,
     timeout: Option<Duration>,
+    read_timeout: Option<Duration>,
+    max_retry_after: Option<Duration>,
     connect_timeout: Option<Duration>,
     on_error: Option<OnError>,
     hooks: Hooks,
@@ -38,6 +51,8 @@ pub struct ClientBuilder {
     store: Option<Arc<dyn ConversationStore>>,
     request_params: Map<String, Value>,
     body_transform: Option<BodyTransform>,
+    prompt_cache: Option<PromptCache>,
+    tool_tiers: Option<ToolTiers>,
     transport: Option<Arc<dyn HttpTransport>>,
     /// Set by [`Client::in_process`]: streaming is refused.
     pub(super) in_process: bool,
@@ -78,9 +93,36 @@ impl ClientBuilder {
         self.model = Some(model.into());
         self
     }
-    /// The API key (else `OPENROUTER_API_KEY`, then the style's own variable). Never logged.
+    /// The API key. Without it (and without [`api_key_env`](Self::api_key_env)) the key
+    /// comes from the environment only for a provider's own https host:
+    /// `OPENROUTER_API_KEY` for openrouter.ai, `OPENAI_API_KEY` for api.openai.com,
+    /// `ANTHROPIC_API_KEY` for api.anthropic.com, `GEMINI_API_KEY` for
+    /// generativelanguage.googleapis.com. Never logged.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(key.into());
+        self
+    }
+    /// Read the API key from the environment variable `name` — how a key reaches any host
+    /// that is not a provider's own (a gateway, a local server).
+    ///
+    /// ```
+    /// use toolnexus::client::{Client, ConfigError, Style};
+    ///
+    /// let build = |b: toolnexus::client::ClientBuilder| {
+    ///     b.base_url("http://127.0.0.1:8080/v1").style(Style::OpenAi).model("m").build()
+    /// };
+    /// // A provider's environment key is never sent to another host ...
+    /// let err = build(Client::builder()).unwrap_err();
+    /// assert!(matches!(err, ConfigError::MissingApiKey { ref host, looked_for: None } if host == "127.0.0.1"));
+    /// // ... unless the host is given it by name.
+    /// let err = build(Client::builder().api_key_env("TOOLNEXUS_DOC_UNSET_KEY")).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "toolnexus: no API key for 127.0.0.1: TOOLNEXUS_DOC_UNSET_KEY is not set — set it, or set api_key or api_key_env(NAME)"
+    /// );
+    /// ```
+    pub fn api_key_env(mut self, name: impl Into<String>) -> Self {
+        self.api_key_env = Some(name.into());
         self
     }
     /// An extra request header (sent after, and so overriding, the built-in ones).
@@ -108,9 +150,43 @@ impl ClientBuilder {
         self.retry_base = Some(base);
         self
     }
-    /// Whole-run deadline; aborts the in-flight request when it elapses.
+    /// Whole-run deadline (default [`DEFAULT_TIMEOUT`], 10 minutes): when it elapses the
+    /// in-flight request (or tool) is aborted and the run fails with
+    /// [`ClientError::Timeout`](super::ClientError::Timeout).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+    /// The longest the model may stay silent — before its response starts, and between two
+    /// chunks of it (default [`DEFAULT_READ_TIMEOUT`], 3 minutes). A model that accepts a
+    /// request and never answers fails the attempt; after the retries the run fails with
+    /// [`ClientError::ReadTimeout`](super::ClientError::ReadTimeout).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolnexus::client::{Client, Style};
+    ///
+    /// let client = Client::builder()
+    ///     .base_url("https://api.openai.com/v1")
+    ///     .style(Style::OpenAi)
+    ///     .model("gpt-4o-mini")
+    ///     .api_key("sk-…")
+    ///     .timeout(Duration::from_secs(120)) // the whole run
+    ///     .read_timeout(Duration::from_secs(30)) // each silence
+    ///     .max_retry_after(Duration::from_secs(10)) // a longer Retry-After is not waited on
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = client;
+    /// ```
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = Some(timeout);
+        self
+    }
+    /// The longest `Retry-After` the client waits (default [`DEFAULT_MAX_RETRY_AFTER`], 60 s).
+    /// A provider asking for longer is not retried (the error carries its `retry_after`, so
+    /// the host can come back later); an `on_error` that retries anyway waits the cap.
+    pub fn max_retry_after(mut self, cap: Duration) -> Self {
+        self.max_retry_after = Some(cap);
         self
     }
     /// Connect timeout of the default transport (default 10 s).
@@ -164,6 +240,26 @@ impl ClientBuilder {
         self.body_transform = Some(Arc::new(f));
         self
     }
+    /// Prompt caching (off by default; off, every body is byte-identical to a client
+    /// without it): Anthropic `cache_control` breakpoints after the tools, the system prompt
+    /// and the latest message; OpenAI's `prompt_cache_key` when the cache has a key. The
+    /// tokens read from and written to the cache come back in
+    /// [`Usage::cache_read_tokens`](super::Usage::cache_read_tokens) and
+    /// [`cache_creation_tokens`](super::Usage::cache_creation_tokens).
+    pub fn prompt_cache(mut self, cache: PromptCache) -> Self {
+        self.prompt_cache = Some(cache);
+        self
+    }
+    /// Tool tiers (off by default): each request declares only the `core` tools in full,
+    /// plus `tool_search` — whose description lists every other tool — and `call_tool`. The
+    /// model loads the schemas it needs with `tool_search` and calls a loaded tool by name
+    /// or through `call_tool`, which the loop unwraps into the real call (recorded, hooked
+    /// and measured under the real tool's name). The plan is built once per toolkit
+    /// ([`Client::tool_plan`](super::Client::tool_plan)).
+    pub fn tool_tiers(mut self, tiers: ToolTiers) -> Self {
+        self.tool_tiers = Some(tiers);
+        self
+    }
     /// The HTTP transport for LLM requests (default: reqwest).
     pub fn transport(mut self, transport: Arc<dyn HttpTransport>) -> Self {
         self.transport = Some(transport);
@@ -190,8 +286,8 @@ impl ClientBuilder {
             .base_url
             .filter(|u| !u.is_empty())
             .ok_or(ConfigError::MissingBaseUrl)?;
-        match url::Url::parse(&base_url) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => {}
+        let base = match url::Url::parse(&base_url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => u,
             Ok(u) => {
                 return Err(ConfigError::InvalidBaseUrl {
                     reason: format!("scheme \"{}\" is not http or https", u.scheme()),
@@ -204,12 +300,10 @@ impl ClientBuilder {
                     url: base_url,
                 });
             }
-        }
-        let api_key = self
-            .api_key
-            .filter(|k| !k.is_empty())
-            .or_else(|| env_key(style))
-            .ok_or(ConfigError::MissingApiKey)?;
+        };
+        let api_key = keys::resolve(self.api_key, self.api_key_env.as_deref(), &base, |var| {
+            std::env::var(var).ok()
+        })?;
         let mut request_params = self.request_params;
         request_params.retain(|k, _| {
             let reserved = matches!(k.as_str(), "messages" | "tools" | "stream");
@@ -226,21 +320,25 @@ impl ClientBuilder {
         Ok(Client {
             inner: Arc::new(Inner {
                 provider: Provider {
-                    endpoint: wire::endpoint(style, &base_url),
+                    endpoint: wire::endpoint(style, &base),
                     headers: wire::headers(style, &api_key, &self.headers),
-                    api_key,
+                    redactor: Redactor::new(&api_key, &base),
+                    base,
                     style,
                     transport,
                     retries: self.retries.unwrap_or(2),
                     retry_base: self.retry_base.unwrap_or(Duration::from_millis(500)),
+                    read_timeout: self.read_timeout.unwrap_or(DEFAULT_READ_TIMEOUT),
+                    max_retry_after: self.max_retry_after.unwrap_or(DEFAULT_MAX_RETRY_AFTER),
                     on_error: self.on_error,
                     request_params,
                     body_transform: self.body_transform,
+                    prompt_cache: self.prompt_cache,
                 },
                 model,
                 system_prompt: self.system_prompt,
                 max_turns: self.max_turns.unwrap_or(10),
-                timeout: self.timeout,
+                timeout: Some(self.timeout.unwrap_or(DEFAULT_TIMEOUT)),
                 hooks: self.hooks,
                 on_metric: self.on_metric,
                 wait_for: self.wait_for,
@@ -248,19 +346,9 @@ impl ClientBuilder {
                 registry: MetricsRegistry::new(),
                 encoder: wire::PartEncoder::new(),
                 in_process: self.in_process,
+                tiers: self.tool_tiers,
+                plans: Default::default(),
             }),
         })
     }
-}
-
-fn env_key(style: Style) -> Option<String> {
-    let get = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let own = match style {
-        Style::OpenAi => "OPENAI_API_KEY",
-        Style::Anthropic => "ANTHROPIC_API_KEY",
-    };
-    get("OPENROUTER_API_KEY")
-        .or_else(|| get(own))
-        .or_else(|| get("OPENAI_API_KEY"))
-        .or_else(|| get("ANTHROPIC_API_KEY"))
 }

@@ -17,7 +17,7 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 #[non_exhaustive]
 pub enum ConfigError {
     /// No style was configured.
-    #[error("toolnexus: a client style is required (Style::OpenAi or Style::Anthropic)")]
+    #[error("toolnexus: a client style is required (Style::OpenAi, Style::Anthropic or Style::Gemini)")]
     MissingStyle,
     /// No model was configured.
     #[error("toolnexus: a model is required")]
@@ -33,9 +33,24 @@ pub enum ConfigError {
         /// Why it was rejected.
         reason: String,
     },
-    /// No API key was given and none is in the environment.
-    #[error("toolnexus: no API key: set api_key or OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY")]
-    MissingApiKey,
+    /// No API key for the base URL's host: none was given, and the environment variable
+    /// that may supply one (a provider's own, or the one `api_key_env` names) is unset.
+    #[error(
+        "toolnexus: no API key for {host}: {}",
+        match looked_for {
+            Some(var) => format!("{var} is not set — set it, or set api_key or api_key_env(NAME)"),
+            None => "set api_key or api_key_env(NAME) — OPENROUTER_API_KEY, OPENAI_API_KEY, \
+                     ANTHROPIC_API_KEY and GEMINI_API_KEY are only sent to their own hosts (openrouter.ai, \
+                     api.openai.com, api.anthropic.com, generativelanguage.googleapis.com, over https)"
+                .to_owned(),
+        }
+    )]
+    MissingApiKey {
+        /// The base URL's host.
+        host: String,
+        /// The environment variable that was read, when one applied.
+        looked_for: Option<String>,
+    },
 }
 
 crate::debug_as_display!(ConfigError);
@@ -62,7 +77,14 @@ pub enum ClientError {
     },
     /// No response arrived (after any retries).
     #[error("LLM request failed: {0}")]
-    Transport(#[from] TransportError),
+    Transport(#[source] TransportError),
+    /// The model accepted the request and then sent nothing (no response, or no next chunk
+    /// of one) for the client's `read_timeout`, on every attempt.
+    #[error(
+        "LLM read timeout: the model sent nothing for {}ms (raise the client's read_timeout for a slow model)",
+        .0.as_millis()
+    )]
+    ReadTimeout(Duration),
     /// A 2xx response that is not the provider's JSON/SSE shape.
     #[error("LLM response could not be read: {0}")]
     Decode(#[from] DecodeError),
@@ -81,6 +103,9 @@ pub enum ClientError {
     /// A durable resume was refused.
     #[error("toolnexus: cannot resume — {0}")]
     Resume(#[from] ResumeError),
+    /// The client's style cannot do what was asked.
+    #[error("toolnexus: {0}")]
+    Unsupported(&'static str),
     /// Streaming was asked of an in-process client.
     #[error(
         "toolnexus: an in-process client does not support streaming — `generate` returns a complete answer; use run/ask"
@@ -92,6 +117,15 @@ pub enum ClientError {
 }
 
 crate::debug_as_display!(ClientError);
+
+impl From<TransportError> for ClientError {
+    fn from(e: TransportError) -> Self {
+        match e.silent_for() {
+            Some(after) => ClientError::ReadTimeout(after),
+            None => ClientError::Transport(e),
+        }
+    }
+}
 
 /// A provider response that could not be read: what was wrong, and the parser's error
 /// when there was one.

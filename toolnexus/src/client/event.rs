@@ -8,6 +8,7 @@ use super::ClientError;
 use super::options::OnText;
 use super::result::RunResult;
 use super::wire::Usage;
+use crate::context::Progress;
 use crate::suspend::Request;
 
 /// One event of [`Client::stream`](super::Client::stream).
@@ -37,6 +38,16 @@ pub enum StreamEvent {
         output: String,
         /// Whether it failed.
         is_error: bool,
+    },
+    /// A running tool's progress report (an MCP server's `notifications/progress`),
+    /// between its `ToolCall` and its `ToolResult`.
+    Progress {
+        /// Provider call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// The report.
+        progress: Progress,
     },
     /// A tool suspended (emitted before `wait_for` runs).
     Pending {
@@ -78,6 +89,25 @@ impl Emitter {
             // A dropped receiver aborts the whole run (see `Client::stream`).
             let _ = tx.send(Ok(make())).await;
         }
+    }
+
+    /// A callback that streams a tool call's progress reports as [`StreamEvent::Progress`];
+    /// `None` when no `stream()` consumer reads them. A report that finds the channel full is
+    /// dropped: progress is advisory, and the tool must not wait on the consumer.
+    pub(crate) fn progress_sink(
+        &self,
+        id: &str,
+        name: &str,
+    ) -> Option<impl Fn(Progress) + Send + Sync + 'static> {
+        let tx = self.tx.clone()?;
+        let (id, name) = (id.to_owned(), name.to_owned());
+        Some(move |progress| {
+            let _ = tx.try_send(Ok(StreamEvent::Progress {
+                id: id.clone(),
+                name: name.clone(),
+                progress,
+            }));
+        })
     }
 
     pub(crate) async fn send(&self, event: StreamEvent) {

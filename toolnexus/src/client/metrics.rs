@@ -59,6 +59,8 @@ impl Sink<'_> {
             ms: started.elapsed().as_secs_f64() * 1000.0,
             prompt_tokens: if ok { usage.prompt_tokens } else { 0 },
             completion_tokens: if ok { usage.completion_tokens } else { 0 },
+            cache_read_tokens: if ok { usage.cache_read_tokens } else { 0 },
+            cache_creation_tokens: if ok { usage.cache_creation_tokens } else { 0 },
         });
     }
 }
@@ -79,6 +81,10 @@ pub enum MetricEvent {
         prompt_tokens: u64,
         /// Completion tokens the provider reported for this call (0 on error).
         completion_tokens: u64,
+        /// Prompt tokens read from the provider's prompt cache (0 on error or uncached).
+        cache_read_tokens: u64,
+        /// Prompt tokens written to the provider's prompt cache (0 on error or uncached).
+        cache_creation_tokens: u64,
     },
     /// One tool call.
     Tool {
@@ -203,6 +209,8 @@ impl MetricsRegistry {
                 ms,
                 prompt_tokens,
                 completion_tokens,
+                cache_read_tokens,
+                cache_creation_tokens,
             } => {
                 let status = if *ok { "ok" } else { "error" };
                 labels(&mut key, &[("model", model), ("status", status)]);
@@ -212,6 +220,17 @@ impl MetricsRegistry {
                     *series(&mut s.llm_tokens, &key) += prompt_tokens;
                     labels(&mut key, &[("type", "completion")]);
                     *series(&mut s.llm_tokens, &key) += completion_tokens;
+                    // Cache series appear only once a cache is used, so the text of an
+                    // uncached client stays the other ports' byte for byte.
+                    for (kind, n) in [
+                        ("cache_read", cache_read_tokens),
+                        ("cache_creation", cache_creation_tokens),
+                    ] {
+                        if *n > 0 {
+                            labels(&mut key, &[("type", kind)]);
+                            *series(&mut s.llm_tokens, &key) += n;
+                        }
+                    }
                 }
                 labels(&mut key, &[("model", model)]);
                 series(&mut s.llm_duration, &key).observe(ms / 1000.0);

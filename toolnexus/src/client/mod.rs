@@ -67,12 +67,16 @@
 //! ```
 
 mod builder;
+mod cache;
 mod conversation;
 mod error;
 mod event;
+mod gemini;
 pub mod hooks;
 mod in_process;
+mod keys;
 pub mod metrics;
+mod models;
 mod options;
 mod provider;
 mod relay;
@@ -82,6 +86,7 @@ mod run;
 mod sse;
 pub mod store;
 mod stream;
+mod tiers;
 pub mod translate;
 pub mod transport;
 pub mod wire;
@@ -92,19 +97,22 @@ use std::time::Duration;
 
 use crate::suspend::WaitFor;
 
-pub use builder::ClientBuilder;
+pub use builder::{ClientBuilder, DEFAULT_MAX_RETRY_AFTER, DEFAULT_READ_TIMEOUT, DEFAULT_TIMEOUT};
+pub use cache::PromptCache;
 pub use conversation::Conversation;
 pub use error::{BoxError, ClientError, ConfigError, DecodeError, ResumeError};
 pub use event::StreamEvent;
 pub use hooks::Hooks;
 pub use in_process::{Generate, GenerateRequest, GeneratedCall, Generation};
 pub use metrics::{MetricEvent, MetricsRegistry, OnMetric};
+pub use models::ModelInfo;
 pub use options::{OnText, Prompt, RunOptions};
 pub use provider::BodyTransform;
 pub use relay::{RelayResult, relay_answer, relay_tool};
 pub use resilience::{ErrorDecision, ErrorInfo, OnError};
 pub use result::{Limit, RunResult, RunStatus, ToolCallRecord};
 pub use store::{ConversationStore, FileStore, InMemoryStore, StoreError};
+pub use tiers::{CALL_TOOL, TOOL_SEARCH, ToolPlan, ToolTiers};
 pub use transport::{HttpRequest, HttpResponse, HttpTransport, ReqwestTransport, TransportError};
 pub use wire::{Style, UnknownStyle, Usage};
 
@@ -128,12 +136,21 @@ pub(crate) struct Inner {
     registry: MetricsRegistry,
     encoder: wire::PartEncoder,
     in_process: bool,
+    tiers: Option<ToolTiers>,
+    plans: tiers::Plans,
+}
+
+impl Inner {
+    pub(crate) fn tool_plan(&self, toolkit: &crate::Toolkit) -> Option<Arc<ToolPlan>> {
+        let tiers = self.tiers.as_ref()?;
+        (!toolkit.is_empty()).then(|| self.plans.get(tiers, toolkit))
+    }
 }
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
-            .field("endpoint", &self.inner.provider.endpoint)
+            .field("endpoint", &self.inner.provider.shown_endpoint())
             .field("style", &self.inner.provider.style)
             .field("model", &self.inner.model)
             .finish_non_exhaustive()
@@ -154,6 +171,12 @@ impl Client {
     /// The conversation store (the one passed in, else the default in-memory one).
     pub fn store(&self) -> Arc<dyn ConversationStore> {
         self.inner.store.clone()
+    }
+
+    /// The tool tiers this client uses for `toolkit` — built on first use, then kept —
+    /// or `None` without [`tool_tiers`](ClientBuilder::tool_tiers).
+    pub fn tool_plan(&self, toolkit: &crate::Toolkit) -> Option<Arc<ToolPlan>> {
+        self.inner.tool_plan(toolkit)
     }
 
     /// The Prometheus text of everything this client recorded (SPEC §8).

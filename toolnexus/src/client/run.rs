@@ -17,7 +17,7 @@ use super::metrics::{MetricEvent, Sink};
 use super::wire::{self, Call, Declarations, Style, Turn, Usage};
 use super::{
     Client, ClientError, Inner, Limit, Prompt, RunOptions, RunResult, RunStatus, StreamEvent, ToolCallRecord,
-    relay,
+    gemini, relay, tiers,
 };
 use crate::context::ToolContext;
 use crate::result::ToolResult;
@@ -166,11 +166,16 @@ impl Inner {
             messages.push(json!({"role": "system", "content": system}));
         }
         if let Some(p) = prompt {
-            messages.push(json!({"role": "user", "content": p.into_content()}));
+            messages.push(match style {
+                Style::Gemini => gemini::user_message(p.into_content()),
+                _ => json!({"role": "user", "content": p.into_content()}),
+            });
         }
+        // With tiers, the plan's declarations (core + tool_search + call_tool) go instead.
+        let plan = toolkit.and_then(|tk| self.tool_plan(tk));
         RunState {
             messages,
-            tools: Declarations::of(toolkit, style),
+            tools: Declarations::of(plan.as_ref().map(|p| p.declared()).or(toolkit), style),
             system,
             tool_calls: Vec::new(),
             usage: Usage::default(),
@@ -341,6 +346,10 @@ impl Run<'_> {
             let Turn {
                 message, text, calls, ..
             } = parsed;
+            let calls: Vec<Call> = match client.tiers {
+                Some(_) => calls.into_iter().map(tiers::unwrap).collect(),
+                None => calls,
+            };
             st.messages.push(message);
             if calls.is_empty() {
                 return Ok(Ending::Done(text));
@@ -399,7 +408,8 @@ impl Run<'_> {
             self.emitter.event(|| result_event(call, &result)).await;
         }
         if !blocks.is_empty() {
-            st.messages.push(json!({"role": "user", "content": blocks}));
+            st.messages
+                .push(wire::results_message(self.client.provider.style, blocks));
         }
         halted
     }
@@ -422,6 +432,7 @@ impl Run<'_> {
         match self.client.provider.style {
             Style::OpenAi => st.messages.push(wire::tool_message(&call.id, &call.name, result)),
             Style::Anthropic => blocks.push(wire::tool_result_block(&call.id, result)),
+            Style::Gemini => blocks.push(gemini::function_response(call, result)),
         }
     }
 
@@ -454,6 +465,14 @@ impl Run<'_> {
                 );
             }
         };
+        if self.client.tiers.is_some()
+            && call.name == tiers::TOOL_SEARCH
+            && let Some(tk) = self.toolkit
+        {
+            let r = tiers::search(tk, &args);
+            self.emit_tool(&call.name, ToolSource::Builtin, &r, started);
+            return (args, r);
+        }
         let Some(tk) = self.toolkit else {
             let r = ToolResult::failure(format!("unknown tool: {}", call.name));
             if answer.is_none() {
@@ -483,6 +502,9 @@ impl Run<'_> {
             .with_cancel(self.cancel.child_token())
             .with_call_id(&call.id);
         ctx.answer = answer;
+        if let Some(sink) = self.emitter.progress_sink(&call.id, &call.name) {
+            ctx = ctx.with_progress(sink);
+        }
         let result = tk.execute(&call.name, args.clone(), ctx).await;
         // A suspension is not a real result: after_tool only sees the resolved one.
         let result = if result.is_pending() {
@@ -577,7 +599,7 @@ impl Run<'_> {
             if !is_halted && let Some((_, kept)) = recorded.iter().find(|(id, _)| *id == call.id) {
                 match self.client.provider.style {
                     Style::OpenAi => st.messages.push(kept.clone()),
-                    Style::Anthropic => blocks.push(kept.clone()),
+                    Style::Anthropic | Style::Gemini => blocks.push(kept.clone()),
                 }
                 continue;
             }
@@ -600,7 +622,8 @@ impl Run<'_> {
             self.emitter.event(|| result_event(call, &result)).await;
         }
         if !blocks.is_empty() {
-            st.messages.push(json!({"role": "user", "content": blocks}));
+            st.messages
+                .push(wire::results_message(self.client.provider.style, blocks));
         }
     }
 }
@@ -612,22 +635,23 @@ fn source_of(toolkit: Option<&Toolkit>, name: &str) -> ToolSource {
         .unwrap_or_default()
 }
 
-/// The last assistant text in a transcript (either style).
+/// The last assistant text in a transcript (any style).
 fn last_text(messages: &[Value]) -> String {
+    let text_of = |blocks: &Vec<Value>| -> Option<String> {
+        let t: String = blocks
+            .iter()
+            .filter(|b| b["type"] == "text" || b.get("type").is_none())
+            .filter_map(|b| b["text"].as_str())
+            .collect();
+        (!t.is_empty()).then_some(t)
+    };
     messages
         .iter()
         .rev()
-        .filter(|m| m["role"] == "assistant")
-        .find_map(|m| match &m["content"] {
-            Value::String(s) => Some(s.clone()),
-            Value::Array(blocks) => {
-                let t: String = blocks
-                    .iter()
-                    .filter(|b| b["type"] == "text")
-                    .filter_map(|b| b["text"].as_str())
-                    .collect();
-                (!t.is_empty()).then_some(t)
-            }
+        .filter(|m| m["role"] == "assistant" || m["role"] == "model")
+        .find_map(|m| match (&m["content"], &m["parts"]) {
+            (Value::String(s), _) => Some(s.clone()),
+            (Value::Array(blocks), _) | (_, Value::Array(blocks)) => text_of(blocks),
             _ => None,
         })
         .unwrap_or_default()

@@ -5,15 +5,15 @@
 
 use std::collections::BTreeMap;
 
-use eventsource_stream::Eventsource;
+use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 
-use super::ClientError;
 use super::error::DecodeError;
 use super::event::{Emitter, StreamEvent};
 use super::transport::{HttpResponse, TransportError};
 use super::wire::{Call, Style, Turn, Usage};
+use super::{ClientError, gemini};
 
 /// The turn `resp`'s event stream carries.
 pub(crate) async fn read_turn(
@@ -24,13 +24,36 @@ pub(crate) async fn read_turn(
     match style {
         Style::OpenAi => read_openai(resp, emitter).await,
         Style::Anthropic => read_anthropic(resp, emitter).await,
+        Style::Gemini => read_gemini(resp, emitter).await,
     }
+}
+
+/// Gemini's `alt=sse` stream: each event a whole `GenerateContentResponse` chunk.
+async fn read_gemini(resp: HttpResponse, emitter: &Emitter) -> Result<Turn, ClientError> {
+    let mut turn = gemini::StreamTurn::default();
+    let mut events = std::pin::pin!(events(resp));
+    while let Some(ev) = events.next().await {
+        let (_, data) = ev?;
+        let Ok(chunk) = serde_json::from_str::<Value>(&data) else {
+            continue;
+        };
+        if let Some(msg) = chunk.pointer("/error/message").and_then(Value::as_str) {
+            return Err(DecodeError::shape(format!("provider stream error: {msg}")).into());
+        }
+        let delta = turn.push(&chunk);
+        if !delta.is_empty() {
+            emitter.send(StreamEvent::Text { delta }).await;
+        }
+    }
+    Ok(turn.finish())
 }
 
 /// The SSE `data` payloads of a response, parsed; unparseable events are skipped.
 fn events(resp: HttpResponse) -> impl Stream<Item = Result<(String, String), ClientError>> {
     resp.body.eventsource().map(|r| match r {
         Ok(ev) => Ok((ev.event, ev.data)),
+        // The body's own failure (a read timeout included) as it is.
+        Err(EventStreamError::Transport(e)) => Err(e.into()),
         Err(e) => Err(ClientError::Transport(
             TransportError::network(format!("reading the event stream failed: {e}")).with_source(e),
         )),

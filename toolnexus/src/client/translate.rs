@@ -471,7 +471,9 @@ impl Draft {
     /// The request for `style`; `client_system` is the client's configured system prompt.
     pub fn new(style: Style, request: &TranslateRequest, client_system: Option<&str>) -> Self {
         match style {
-            Style::OpenAi => Self::openai(request, client_system),
+            // `Client::translate` refuses a Gemini client before drafting; a Gemini draft
+            // made by hand is the OpenAI one.
+            Style::OpenAi | Style::Gemini => Self::openai(request, client_system),
             Style::Anthropic => Self::anthropic(request, client_system),
         }
     }
@@ -544,8 +546,9 @@ impl Draft {
         let mut body = Map::new();
         body.insert("model".into(), model.into());
         let max_tokens = self.max_tokens.filter(|&n| n > 0);
+        // A draft's style is never Gemini (`Draft::new` drafts the OpenAI shape for it).
         match self.style {
-            Style::OpenAi => {
+            Style::OpenAi | Style::Gemini => {
                 body.insert("messages".into(), self.messages.clone().into());
                 if !self.tools.is_empty() {
                     body.insert("tools".into(), self.tools.clone().into());
@@ -577,7 +580,7 @@ impl Draft {
     /// Reads the provider's decoded response into a [`TranslateResult`] for `model`.
     pub fn parse(&self, raw: Value, model: &str) -> TranslateResult {
         match self.style {
-            Style::OpenAi => parse_openai(raw, model),
+            Style::OpenAi | Style::Gemini => parse_openai(raw, model),
             Style::Anthropic => parse_anthropic(raw, model),
         }
     }
@@ -657,6 +660,11 @@ impl Client {
     /// 0; may replace messages, tools and model, or abort) and `after_llm` fire exactly once.
     pub async fn translate(&self, request: TranslateRequest) -> Result<TranslateResult, ClientError> {
         let inner = &self.inner;
+        if inner.provider.style == Style::Gemini {
+            return Err(ClientError::Unsupported(
+                "translate speaks the openai and anthropic styles; a gemini client cannot translate",
+            ));
+        }
         let mut draft = Draft::new(inner.provider.style, &request, inner.system_prompt.as_deref());
         let mut model = inner.model.clone();
         inner

@@ -80,6 +80,21 @@ impl HttpResponse {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The same response whose body fails with [`TransportError::read_timeout`] when no
+    /// next chunk arrives within `timeout`.
+    pub(crate) fn with_read_timeout(self, timeout: Duration) -> Self {
+        let body = stream::unfold(Some(self.body), move |body| async move {
+            let mut body = body?;
+            match tokio::time::timeout(timeout, body.next()).await {
+                Ok(Some(chunk)) => Some((chunk, Some(body))),
+                Ok(None) => None,
+                Err(_) => Some((Err(TransportError::read_timeout(timeout)), None)),
+            }
+        })
+        .boxed();
+        Self { body, ..self }
+    }
+
     /// Read the whole body.
     pub async fn bytes(self) -> Result<Bytes, TransportError> {
         let mut body = self.body;
@@ -121,6 +136,8 @@ pub struct TransportError {
     /// The underlying error, for a caller walking the chain.
     #[source]
     source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    /// Set when the model went silent for the read timeout (see [`Self::read_timeout`]).
+    silent_for: Option<Duration>,
 }
 
 crate::debug_as_display!(TransportError);
@@ -132,6 +149,7 @@ impl TransportError {
             message: message.into(),
             retryable: true,
             source: None,
+            silent_for: None,
         }
     }
 
@@ -141,7 +159,36 @@ impl TransportError {
             message: message.into(),
             retryable: false,
             source: None,
+            silent_for: None,
         }
+    }
+
+    /// The model sent nothing for `after` — no response, or no next chunk of one (retryable;
+    /// after the retries it is [`ClientError::ReadTimeout`](super::ClientError::ReadTimeout)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolnexus::client::TransportError;
+    ///
+    /// let e = TransportError::read_timeout(Duration::from_secs(2));
+    /// assert_eq!(e.silent_for(), Some(Duration::from_secs(2)));
+    /// assert_eq!(e.to_string(), "the model sent nothing for 2000ms (read timeout)");
+    /// ```
+    pub fn read_timeout(after: Duration) -> Self {
+        Self {
+            message: format!(
+                "the model sent nothing for {}ms (read timeout)",
+                after.as_millis()
+            ),
+            retryable: true,
+            source: None,
+            silent_for: Some(after),
+        }
+    }
+
+    /// How long the model was silent, when this is a read timeout.
+    pub fn silent_for(&self) -> Option<Duration> {
+        self.silent_for
     }
 
     /// The same failure, with the error that caused it as its [`source`](std::error::Error::source).
@@ -156,6 +203,17 @@ impl TransportError {
 pub trait HttpTransport: Send + Sync {
     /// POST `request` and return the response (any status; non-2xx is the caller's job).
     fn post(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>>;
+
+    /// GET `request.url` (its body is empty) — only [`Client::list_models`](super::Client::list_models)
+    /// uses it. The default refuses, so a transport that only POSTs need not care.
+    fn get(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
+        let _ = request;
+        Box::pin(async {
+            Err(TransportError::fatal(
+                "this transport does not support GET (list_models)",
+            ))
+        })
+    }
 }
 
 /// A transport from an async closure — the shape the seeds' mock `http-client` has.
@@ -232,17 +290,40 @@ impl Default for ReqwestTransport {
 
 impl HttpTransport for ReqwestTransport {
     fn post(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
+        let builder = match self.endpoint(&request.url) {
+            Some(url) => self.client.post(url),
+            None => self.client.post(&request.url),
+        };
+        self.send(builder, request)
+    }
+
+    fn get(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
+        let builder = self.client.get(&request.url);
+        self.send(builder, request)
+    }
+}
+
+impl ReqwestTransport {
+    fn send(
+        &self,
+        builder: reqwest::RequestBuilder,
+        request: HttpRequest,
+    ) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
         Box::pin(async move {
-            let mut builder = match self.endpoint(&request.url) {
-                Some(url) => self.client.post(url),
-                None => self.client.post(&request.url),
-            }
-            .body(request.body);
+            let mut builder = if request.body.is_empty() {
+                builder
+            } else {
+                builder.body(request.body)
+            };
             for (k, v) in &request.headers {
                 builder = builder.header(k, v);
             }
-            // reqwest's error Display names the URL, never header values.
-            let resp = builder.send().await.map_err(|e| {
+            // reqwest's error Display names the URL (its query values hidden: a `?key=`),
+            // never header values.
+            let resp = builder.send().await.map_err(|mut e| {
+                if let Some(url) = e.url_mut() {
+                    super::keys::redact_query(url);
+                }
                 let hint = if e.is_connect() {
                     " (is the model server running, and is base_url right?)"
                 } else {
@@ -260,7 +341,10 @@ impl HttpTransport for ReqwestTransport {
             let body = resp
                 .bytes_stream()
                 .map(|r| {
-                    r.map_err(|e| {
+                    r.map_err(|mut e| {
+                        if let Some(url) = e.url_mut() {
+                            super::keys::redact_query(url);
+                        }
                         TransportError::network(format!(
                             "reading the response failed: {}",
                             crate::net::error_chain(&e)

@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::gemini;
+use super::keys::Redactor;
 use crate::content::{ContentPart, UnsupportedPart};
 use crate::result::ToolResult;
 use crate::toolkit::Toolkit;
@@ -29,14 +31,18 @@ pub enum Style {
     OpenAi,
     /// Anthropic Messages (`POST {base}/v1/messages`, `x-api-key`).
     Anthropic,
+    /// Google Gemini `generateContent` (`POST {base}/models/{model}:generateContent`,
+    /// `x-goog-api-key`), e.g. base `https://generativelanguage.googleapis.com/v1beta`.
+    Gemini,
 }
 
 impl Style {
-    /// `"openai"` or `"anthropic"`.
+    /// `"openai"`, `"anthropic"` or `"gemini"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Style::OpenAi => "openai",
             Style::Anthropic => "anthropic",
+            Style::Gemini => "gemini",
         }
     }
 }
@@ -47,14 +53,15 @@ impl fmt::Display for Style {
     }
 }
 
-/// `"openai"` or `"anthropic"`, as a CLI flag or a config file spells the style.
+/// `"openai"`, `"anthropic"` or `"gemini"`, as a CLI flag or a config file spells the style.
 ///
 /// ```
 /// use toolnexus::client::Style;
 ///
 /// assert_eq!("anthropic".parse::<Style>().unwrap(), Style::Anthropic);
-/// let err = "gemini".parse::<Style>().unwrap_err();
-/// assert_eq!(err.to_string(), r#"unknown client style "gemini" (expected "openai" or "anthropic")"#);
+/// assert_eq!("gemini".parse::<Style>().unwrap(), Style::Gemini);
+/// let err = "cohere".parse::<Style>().unwrap_err();
+/// assert_eq!(err.to_string(), r#"unknown client style "cohere" (expected "openai", "anthropic" or "gemini")"#);
 /// ```
 impl FromStr for Style {
     type Err = UnknownStyle;
@@ -62,14 +69,15 @@ impl FromStr for Style {
         match s {
             "openai" => Ok(Style::OpenAi),
             "anthropic" => Ok(Style::Anthropic),
+            "gemini" => Ok(Style::Gemini),
             other => Err(UnknownStyle(other.to_owned())),
         }
     }
 }
 
-/// A style name that is neither `openai` nor `anthropic` (the name as given).
+/// A style name that is not `openai`, `anthropic` or `gemini` (the name as given).
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown client style \"{0}\" (expected \"openai\" or \"anthropic\")")]
+#[error("unknown client style \"{0}\" (expected \"openai\", \"anthropic\" or \"gemini\")")]
 pub struct UnknownStyle(pub String);
 
 crate::debug_as_display!(UnknownStyle);
@@ -83,11 +91,25 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// Total tokens.
     pub total_tokens: u64,
+    /// Prompt tokens read from the provider's prompt cache (Anthropic
+    /// `cache_read_input_tokens`, OpenAI `prompt_tokens_details.cached_tokens`). Serialized
+    /// only when non-zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (Anthropic
+    /// `cache_creation_input_tokens`). Serialized only when non-zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
     /// One response's `usage` object: OpenAI `prompt/completion/total_tokens`, Anthropic
-    /// `input_tokens`→prompt, `output_tokens`→completion (total = their sum).
+    /// `input_tokens`→prompt, `output_tokens`→completion (total = their sum); the cache
+    /// counts of both dialects.
     pub fn from_raw(style: Style, raw: &Value) -> Usage {
         let n = |k: &str| raw.get(k).and_then(Value::as_u64).unwrap_or(0);
         match style {
@@ -97,10 +119,16 @@ impl Usage {
                     0 => p + c,
                     t => t,
                 };
+                let cached = raw
+                    .pointer("/prompt_tokens_details/cached_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
                 Usage {
                     prompt_tokens: p,
                     completion_tokens: c,
                     total_tokens: total,
+                    cache_read_tokens: cached,
+                    cache_creation_tokens: 0,
                 }
             }
             Style::Anthropic => {
@@ -109,9 +137,24 @@ impl Usage {
                     prompt_tokens: p,
                     completion_tokens: c,
                     total_tokens: p + c,
+                    cache_read_tokens: n("cache_read_input_tokens"),
+                    cache_creation_tokens: n("cache_creation_input_tokens"),
                 }
             }
+            Style::Gemini => gemini::usage(raw),
         }
+    }
+
+    /// The usage of a whole response body of `style` (`usage`, Gemini `usageMetadata`).
+    pub(crate) fn of_response(style: Style, body: &Value) -> Usage {
+        let key = if style == Style::Gemini {
+            "usageMetadata"
+        } else {
+            "usage"
+        };
+        body.get(key)
+            .map(|u| Usage::from_raw(style, u))
+            .unwrap_or_default()
     }
 
     /// Add `other` into `self`.
@@ -119,18 +162,26 @@ impl Usage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.total_tokens += other.total_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_creation_tokens += other.cache_creation_tokens;
     }
 }
 
 /// The endpoint for a style: `/chat/completions`, or `/messages` with `/v1` appended to the
-/// base only when it does not already end in it.
-pub(crate) fn endpoint(style: Style, base_url: &str) -> String {
-    let base = base_url.trim_end_matches('/');
-    match style {
-        Style::OpenAi => format!("{base}/chat/completions"),
-        Style::Anthropic if base.ends_with("/v1") => format!("{base}/messages"),
-        Style::Anthropic => format!("{base}/v1/messages"),
-    }
+/// base path only when it does not already end in it. The path is appended to the base
+/// URL's path; its query (`?key=…`) stays a query.
+pub(crate) fn endpoint(style: Style, base: &url::Url) -> String {
+    let mut url = base.clone();
+    let path = base.path().trim_end_matches('/');
+    let tail = match style {
+        Style::OpenAi => "/chat/completions",
+        Style::Anthropic if path.ends_with("/v1") => "/messages",
+        Style::Anthropic => "/v1/messages",
+        // The model and method follow per request (`gemini::endpoint`).
+        Style::Gemini => "/models",
+    };
+    url.set_path(&format!("{path}{tail}"));
+    url.into()
 }
 
 /// Auth + content-type headers, then the host's extra headers (which win by coming last).
@@ -141,6 +192,7 @@ pub(crate) fn headers(style: Style, api_key: &str, extra: &[(String, String)]) -
             ("x-api-key".to_owned(), api_key.to_owned()),
             ("anthropic-version".to_owned(), "2023-06-01".to_owned()),
         ],
+        Style::Gemini => vec![("x-goog-api-key".to_owned(), api_key.to_owned())],
     };
     h.push(("content-type".to_owned(), "application/json".to_owned()));
     h.extend(extra.iter().cloned());
@@ -161,11 +213,12 @@ impl Declarations {
             (Some(tk), _) if tk.is_empty() => Self::Listed(Vec::new()),
             (Some(tk), Style::OpenAi) => Self::Rendered(tk.to_openai_json()),
             (Some(tk), Style::Anthropic) => Self::Rendered(tk.to_anthropic_json()),
+            (Some(tk), Style::Gemini) => Self::Listed(tk.to_gemini()),
             (None, _) => Self::Listed(Vec::new()),
         }
     }
 
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         match self {
             Self::Rendered(_) => false,
             Self::Listed(list) => list.is_empty(),
@@ -190,12 +243,43 @@ impl Serialize for Declarations {
     }
 }
 
-/// A request body, key order as the other ports send it: OpenAI `model, messages, stream,
-/// stream_options, tools, tool_choice`; Anthropic `model, max_tokens, system, messages,
-/// stream, tools`. An empty tool list omits `tools` (and `tool_choice`) entirely — many
-/// providers reject `[]`. It serializes straight to bytes, borrowing the transcript.
+/// A request body of any style; it serializes straight to bytes, borrowing the transcript.
+pub(crate) enum Body<'a> {
+    Chat(ChatBody<'a>),
+    Gemini(gemini::Body<'a>),
+}
+
+impl Serialize for Body<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Chat(b) => b.serialize(s),
+            Self::Gemini(b) => b.serialize(s),
+        }
+    }
+}
+
+impl<'a> Body<'a> {
+    pub(crate) fn new(
+        style: Style,
+        model: &'a str,
+        system: &'a str,
+        messages: Vec<Cow<'a, Value>>,
+        tools: &'a Declarations,
+        stream: bool,
+    ) -> Self {
+        match style {
+            Style::Gemini => Self::Gemini(gemini::Body::new(system, messages, tools)),
+            _ => Self::Chat(ChatBody::new(style, model, system, messages, tools, stream)),
+        }
+    }
+}
+
+/// An OpenAI or Anthropic body, key order as the other ports send it: OpenAI `model,
+/// messages, stream, stream_options, tools, tool_choice`; Anthropic `model, max_tokens,
+/// system, messages, stream, tools`. An empty tool list omits `tools` (and `tool_choice`)
+/// entirely — many providers reject `[]`.
 #[derive(Serialize)]
-pub(crate) struct Body<'a> {
+pub(crate) struct ChatBody<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
@@ -217,8 +301,8 @@ struct StreamOptions {
     include_usage: bool,
 }
 
-impl<'a> Body<'a> {
-    pub(crate) fn new(
+impl<'a> ChatBody<'a> {
+    fn new(
         style: Style,
         model: &'a str,
         system: &'a str,
@@ -228,7 +312,7 @@ impl<'a> Body<'a> {
     ) -> Self {
         let tools = (!tools.is_empty()).then_some(tools);
         let anthropic = style == Style::Anthropic;
-        Body {
+        ChatBody {
             model,
             max_tokens: anthropic.then_some(4096),
             system: anthropic.then_some(system),
@@ -293,10 +377,7 @@ pub(crate) struct Turn {
 /// Parse a non-streaming response body. The assistant message is moved out of `data`,
 /// or copied when `keep` (an `after_llm` hook reads the whole response afterwards).
 pub(crate) fn parse_response(style: Style, data: &mut Value, keep: bool) -> Result<Turn, String> {
-    let usage = data
-        .get("usage")
-        .map(|u| Usage::from_raw(style, u))
-        .unwrap_or_default();
+    let usage = Usage::of_response(style, data);
     let out = |v: &mut Value| if keep { v.clone() } else { v.take() };
     match style {
         Style::OpenAi => {
@@ -345,6 +426,7 @@ pub(crate) fn parse_response(style: Style, data: &mut Value, keep: bool) -> Resu
                 usage,
             })
         }
+        Style::Gemini => gemini::parse_response(data, keep),
     }
 }
 
@@ -398,6 +480,15 @@ pub(crate) fn tool_result_block(use_id: &str, result: &ToolResult) -> Value {
     block
 }
 
+/// The `user` turn carrying one turn's tool results (Anthropic `tool_result` blocks, Gemini
+/// `functionResponse` parts; OpenAI results are messages of their own).
+pub(crate) fn results_message(style: Style, blocks: Vec<Value>) -> Value {
+    match style {
+        Style::Gemini => gemini::results_message(blocks),
+        _ => json!({"role": "user", "content": blocks}),
+    }
+}
+
 /// Whether a content block is rewritten on the way out: a tool result carrying parts, or
 /// a canonical media part. Messages without such blocks go out as they are, not cloned.
 fn needs_encoding(b: &Value) -> bool {
@@ -436,6 +527,7 @@ impl PartEncoder {
         let block = match style {
             Style::OpenAi => part.to_openai_block(),
             Style::Anthropic => part.to_anthropic_block(),
+            Style::Gemini => Ok(gemini::part_of(part)),
         };
         match block {
             Ok(b) => Ok(b),
@@ -541,8 +633,8 @@ impl PartEncoder {
 }
 
 /// The provider's error text as it may be shown: the JSON `error.message` when there is
-/// one, with the API key redacted should a gateway reflect it, capped at 200 chars.
-pub(crate) fn provider_message(body: &[u8], api_key: &str) -> String {
+/// one, every run of a secret redacted should a gateway reflect it, capped at 200 chars.
+pub(crate) fn provider_message(body: &[u8], redactor: &Redactor) -> String {
     let text = String::from_utf8_lossy(body);
     let parsed: Option<Value> = serde_json::from_str(&text).ok();
     let msg = parsed
@@ -553,13 +645,9 @@ pub(crate) fn provider_message(body: &[u8], api_key: &str) -> String {
                 .or_else(|| v.get("error").filter(|e| e.is_string()))
         })
         .and_then(Value::as_str)
-        .map(str::to_owned)
-        .unwrap_or_else(|| text.trim().to_owned());
-    let msg = if api_key.len() >= 4 {
-        msg.replace(api_key, "«redacted»")
-    } else {
-        msg
-    };
+        .unwrap_or_else(|| text.trim());
+    // Redacted before the cut, so no secret survives split across the edge.
+    let msg = redactor.redact(msg);
     if msg.chars().count() > 200 {
         let cut: String = msg.chars().take(200).collect();
         format!("{cut}…")
@@ -568,7 +656,7 @@ pub(crate) fn provider_message(body: &[u8], api_key: &str) -> String {
     }
 }
 
-fn short(v: &Value) -> String {
+pub(crate) fn short(v: &Value) -> String {
     let s = v.to_string();
     if s.chars().count() > 200 {
         format!("{}…", s.chars().take(200).collect::<String>())
@@ -583,15 +671,24 @@ mod tests {
     use crate::content::{ContentPart, MediaKind};
 
     #[test]
-    fn endpoints_append_v1_only_when_absent() {
+    fn endpoints_append_v1_only_when_absent_and_keep_the_query() {
+        let at = |style, base: &str| endpoint(style, &url::Url::parse(base).unwrap());
         assert_eq!(
-            endpoint(Style::Anthropic, "https://api.anthropic.com"),
+            at(Style::Anthropic, "https://api.anthropic.com"),
             "https://api.anthropic.com/v1/messages"
         );
-        assert_eq!(endpoint(Style::Anthropic, "http://h/v1/"), "http://h/v1/messages");
+        assert_eq!(at(Style::Anthropic, "http://h/v1/"), "http://h/v1/messages");
         assert_eq!(
-            endpoint(Style::OpenAi, "http://h/api/v1/"),
+            at(Style::OpenAi, "http://h/api/v1/"),
             "http://h/api/v1/chat/completions"
+        );
+        assert_eq!(
+            at(Style::OpenAi, "http://h/v1?key=SECRET"),
+            "http://h/v1/chat/completions?key=SECRET"
+        );
+        assert_eq!(
+            at(Style::Anthropic, "http://h/?key=S&x=1"),
+            "http://h/v1/messages?key=S&x=1"
         );
     }
 
@@ -650,8 +747,14 @@ mod tests {
 
     #[test]
     fn provider_message_prefers_error_message_and_redacts_the_key() {
+        let base = url::Url::parse("http://h").unwrap();
+        let redactor = Redactor::new("sk-secret-123", &base);
         let body = br#"{"error":{"message":"bad key sk-secret-123","type":"auth"}}"#;
-        assert_eq!(provider_message(body, "sk-secret-123"), "bad key «redacted»");
-        assert_eq!(provider_message(b" upstream down ", "k"), "upstream down");
+        assert_eq!(provider_message(body, &redactor), "bad key «redacted»");
+        assert_eq!(
+            provider_message(br#"{"message":"ends secret-12"}"#, &redactor),
+            "ends «redacted»"
+        );
+        assert_eq!(provider_message(b" upstream down ", &redactor), "upstream down");
     }
 }

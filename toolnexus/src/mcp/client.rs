@@ -5,37 +5,33 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ErrorData, ListToolsRequest, PaginatedRequestParams, ServerResult,
+    ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, ProgressNotificationParam,
 };
-use rmcp::service::{PeerRequestOptions, RequestContext, RunningService};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{self, McpConfig, ServerConfig, Transport, expand_env};
-use super::schema;
+use super::resources;
+use super::session::{Conn, Notices, Session};
+use super::sse;
 use super::{McpError, McpStatus, McpStatuses};
 use crate::child::{self, ChildGuard};
 use crate::content::{ContentPart, Media, MediaSource};
-use crate::context::ToolContext;
 use crate::result::ToolResult;
 use crate::suspend::{Answer, AnswerReason, Request, WaitFor, new_request_id};
-use crate::tool::{Tool, ToolSource, sanitize};
+use crate::tool::{Tool, ToolAnnotations, ToolSource, sanitize};
 use crate::toolkit::{Closeable, Toolkit};
 
-/// A runaway `nextCursor` chain stops here.
-const MAX_LIST_PAGES: usize = 1_000;
-/// Bound on shutting one session down (a remote's `DELETE`, a child's transport close).
-const CLOSE_BOUND: Duration = Duration::from_secs(3);
 /// The newest revision with an `initialize` handshake: what every peer in the wild speaks.
 const PROTOCOL_VERSION: &str = "2025-11-25";
 
@@ -44,6 +40,7 @@ const PROTOCOL_VERSION: &str = "2025-11-25";
 pub struct LoadOptions {
     wait_for: Option<WaitFor>,
     cancel: CancellationToken,
+    resources: bool,
 }
 
 impl LoadOptions {
@@ -52,6 +49,14 @@ impl LoadOptions {
     /// compliant servers never elicit.
     pub fn wait_for(mut self, wait_for: WaitFor) -> Self {
         self.wait_for = Some(wait_for);
+        self
+    }
+
+    /// Offer each server's MCP resources as two more tools, `<server>_list_resources` and
+    /// `<server>_read_resource` (only for servers that declare the `resources` capability;
+    /// a listed tool of the same name wins). Off by default: the tool set stays the SPEC's.
+    pub fn resources(mut self, on: bool) -> Self {
+        self.resources = on;
         self
     }
 
@@ -68,6 +73,7 @@ impl fmt::Debug for LoadOptions {
         f.debug_struct("LoadOptions")
             .field("wait_for", &self.wait_for.is_some())
             .field("cancel", &self.cancel.is_cancelled())
+            .field("resources", &self.resources)
             .finish()
     }
 }
@@ -106,6 +112,10 @@ impl McpSource {
         let mut status = toolkit.extension::<McpStatuses>().cloned().unwrap_or_default();
         status.extend(self.status.iter().map(|(k, v)| (k.clone(), v.clone())));
         toolkit.insert_extension(status);
+        let mut live = toolkit.extension::<McpLive>().cloned().unwrap_or_default();
+        live.sessions
+            .extend(self.sessions.iter().map(|s| (Arc::clone(s), s.tools().1)));
+        toolkit.insert_extension(live);
         let tools = self.tools.clone();
         toolkit.attach(Arc::new(self));
         tools
@@ -132,6 +142,65 @@ impl fmt::Debug for McpSource {
     }
 }
 
+/// The sessions a toolkit's MCP tools run on, each with the listing generation the toolkit
+/// holds (see [`Toolkit::refresh_mcp_tools`]).
+#[derive(Clone, Default)]
+struct McpLive {
+    sessions: Vec<(Arc<Session>, u64)>,
+}
+
+impl Toolkit {
+    /// Bring the toolkit's MCP tools up to date with what the servers list now: a server that
+    /// sent `notifications/tools/list_changed`, or was restarted, is re-listed in the
+    /// background, and this applies the new lists (tools gone are removed, new ones added,
+    /// the server's `tools` filter applied). Returns the servers whose tools were replaced.
+    ///
+    /// A run in progress keeps the tools it started with; call this between runs, or from a
+    /// host's own loop.
+    ///
+    /// ```
+    /// let mut tk = toolnexus::Toolkit::default();
+    /// assert!(tk.refresh_mcp_tools().is_empty(), "no MCP servers, nothing to refresh");
+    /// ```
+    pub fn refresh_mcp_tools(&mut self) -> Vec<String> {
+        let Some(mut live) = self.extension::<McpLive>().cloned() else {
+            return Vec::new();
+        };
+        let mut changed = Vec::new();
+        for (session, applied) in &mut live.sessions {
+            let (listed, generation, ever) = session.tools();
+            if generation == *applied {
+                continue;
+            }
+            let stale: Vec<String> = self
+                .tools()
+                .filter(|t| t.source() == ToolSource::Mcp && ever.contains(t.name()))
+                .map(|t| t.name().to_owned())
+                .collect();
+            for name in stale {
+                self.remove(&name);
+            }
+            self.add_tools(listed.into_iter().map(|t| mcp_tool(session, t)));
+            *applied = generation;
+            changed.push(session.name().to_owned());
+        }
+        self.insert_extension(live);
+        changed
+    }
+}
+
+/// The statuses recorded at load, with a server that lost its connection and could not be
+/// restarted shown as `failed` with the reason.
+pub(crate) fn live_status(toolkit: &Toolkit) -> McpStatuses {
+    let mut status = toolkit.extension::<McpStatuses>().cloned().unwrap_or_default();
+    for (session, _) in toolkit.extension::<McpLive>().map_or(&[][..], |l| &l.sessions) {
+        if let Some(reason) = session.failure_reason() {
+            status.insert(session.name().to_owned(), McpStatus::Failed { reason });
+        }
+    }
+    status
+}
+
 /// One listed tool definition under its original name (SPEC §2 Gap 6).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolInfo {
@@ -141,6 +210,8 @@ pub struct ToolInfo {
     pub description: String,
     /// Its input schema, made provider-safe like a loaded tool's.
     pub input_schema: Value,
+    /// Its behaviour hints (`readOnlyHint`, `destructiveHint`, …), when the server gave any.
+    pub annotations: Option<ToolAnnotations>,
 }
 
 /// The result of [`list_mcp_tools`].
@@ -177,7 +248,7 @@ pub struct McpInventory {
 pub async fn load(config: &McpConfig, opts: LoadOptions) -> Result<McpSource, McpError> {
     let connects = config.servers().iter().filter(|s| s.enabled).map(|server| {
         let wait_for = opts.wait_for.clone();
-        async move { (server, connect(server, wait_for).await) }
+        async move { (server, Session::open(server, wait_for).await) }
     });
     let outcomes = tokio::select! {
         biased;
@@ -194,12 +265,20 @@ pub async fn load(config: &McpConfig, opts: LoadOptions) -> Result<McpSource, Mc
         match outcome {
             Ok((session, listed)) => {
                 config::warn_unknown_filter_names(server, listed.iter().map(|t| t.name.as_str()));
+                let first = source.tools.len();
                 source.tools.extend(
                     listed
                         .into_iter()
                         .filter(|t| config::tool_allowed(server.tools.as_ref(), &t.name))
                         .map(|t| mcp_tool(&session, t)),
                 );
+                if opts.resources && session.offers_resources() {
+                    let resource_tools = resources::resource_tools(&session)
+                        .into_iter()
+                        .filter(|r| !source.tools[first..].iter().any(|t| t.name() == r.name()))
+                        .collect::<Vec<_>>();
+                    source.tools.extend(resource_tools);
+                }
                 source.sessions.push(session);
                 loaded.insert(server.name.as_str(), McpStatus::Connected);
             }
@@ -226,7 +305,7 @@ pub async fn list_mcp_tools(config: &McpConfig, cancel: CancellationToken) -> Re
         .iter()
         .filter(|s| s.enabled)
         .map(|server| async move {
-            let outcome = match connect(server, None).await {
+            let outcome = match Session::open(server, None).await {
                 Ok((session, listed)) => {
                     session.close().await;
                     Ok(listed)
@@ -251,6 +330,7 @@ pub async fn list_mcp_tools(config: &McpConfig, cancel: CancellationToken) -> Re
                         name: t.name,
                         description: t.description,
                         input_schema: t.input_schema,
+                        annotations: t.annotations,
                     })
                     .collect();
                 inventory.tools.insert(server.name.clone(), infos);
@@ -284,105 +364,21 @@ fn failed(server: &ServerConfig, reason: String) -> McpStatus {
 }
 
 /// A listed tool, schema already made provider-safe.
-struct Listed {
-    name: String,
-    description: String,
-    input_schema: Value,
+#[derive(Clone)]
+pub(super) struct Listed {
+    pub(super) name: String,
+    pub(super) description: String,
+    pub(super) input_schema: Value,
+    pub(super) annotations: Option<ToolAnnotations>,
+    /// The server's `outputSchema`, verbatim.
+    pub(super) output_schema: Option<Value>,
 }
 
-/// A live connection to one server.
-struct Session {
-    server: String,
-    timeout: Duration,
-    peer: Peer<RoleClient>,
-    running: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
-    child: Mutex<Option<ChildGuard>>,
-}
-
-impl Session {
-    async fn close(&self) {
-        if let Some(running) = self.running.lock().await.take() {
-            // Cancelling closes the transport: stdin EOF for a child, DELETE for HTTP.
-            let _ = tokio::time::timeout(self.timeout.min(CLOSE_BOUND), running.cancel()).await;
-        }
-        let child = self.child.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(child) = child {
-            child.shutdown().await;
-        }
-    }
-
-    async fn call(&self, tool: &str, args: Value, ctx: &ToolContext) -> ToolResult {
-        let arguments = match args {
-            Value::Object(m) => Some(m),
-            Value::Null => Some(Map::new()),
-            _ => return self.failure("tool arguments must be a JSON object"),
-        };
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = arguments;
-        let limit = ctx.timeout.unwrap_or(self.timeout);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        match self.request(request, limit).await {
-            Ok(ServerResult::CallToolResult(result)) => match serde_json::to_value(&result) {
-                Ok(wire) => call_result(&self.server, &wire),
-                Err(e) => self.failure(format!("unreadable tools/call result: {e}")),
-            },
-            Ok(_) => self.failure("the server answered tools/call with an unexpected result"),
-            Err(ServiceError::Timeout { .. }) => self.failure(format!(
-                "MCP server \"{}\" did not answer tools/call \"{tool}\" within {}ms",
-                self.server,
-                limit.as_millis()
-            )),
-            Err(e) => self.failure(describe(&self.server, &e)),
-        }
-    }
-
-    async fn request(&self, request: ClientRequest, limit: Duration) -> Result<ServerResult, ServiceError> {
-        let handle = self
-            .peer
-            .send_request_with_option(request, PeerRequestOptions::with_timeout(limit))
-            .await?;
-        handle.await_response().await
-    }
-
-    fn failure(&self, message: impl fmt::Display) -> ToolResult {
-        ToolResult::failure(message).with_meta("server", json!(self.server))
-    }
-
-    async fn list_tools(&self) -> Result<Vec<Listed>, String> {
-        let mut out = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_LIST_PAGES {
-            let params = PaginatedRequestParams::default().with_cursor(cursor.take());
-            let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
-            let page = match self.request(request, self.timeout).await {
-                Ok(ServerResult::ListToolsResult(page)) => page,
-                Ok(_) => return Err("tools/list: unexpected result".into()),
-                Err(e) => return Err(format!("tools/list failed: {}", describe(&self.server, &e))),
-            };
-            for tool in &page.tools {
-                let wire = serde_json::to_value(tool).unwrap_or_default();
-                out.push(Listed {
-                    name: tool.name.to_string(),
-                    description: tool.description.as_deref().unwrap_or("").to_owned(),
-                    input_schema: schema::input_schema(&wire["inputSchema"]),
-                });
-            }
-            match page.next_cursor {
-                None => return Ok(out),
-                Some(next) if !seen.insert(next.clone()) => {
-                    return Err(format!("tools/list returned duplicate cursor: {next}"));
-                }
-                Some(next) => cursor = Some(next),
-            }
-        }
-        Err(format!("tools/list exceeded {MAX_LIST_PAGES} pages"))
-    }
-}
-
-fn describe(server: &str, e: &ServiceError) -> String {
+pub(super) fn describe(server: &str, e: &ServiceError) -> String {
     match e {
-        ServiceError::McpError(data) => format!("MCP error {}: {}", data.code.0, data.message),
+        // The server's own message, as the other ports give it: the JSON-RPC code is noise
+        // to the model.
+        ServiceError::McpError(data) => data.message.to_string(),
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
             format!("MCP server \"{server}\" is not connected ({e})")
         }
@@ -391,23 +387,31 @@ fn describe(server: &str, e: &ServiceError) -> String {
 }
 
 fn mcp_tool(session: &Arc<Session>, listed: Listed) -> Tool {
-    let name = format!("{}_{}", sanitize(&session.server), sanitize(&listed.name));
+    let name = format!("{}_{}", sanitize(session.name()), sanitize(&listed.name));
     let session = Arc::clone(session);
     let original = Arc::<str>::from(listed.name);
-    Tool::new(name, move |args, ctx| {
+    let tool = Tool::new(name, move |args, ctx| {
         let session = Arc::clone(&session);
         let original = Arc::clone(&original);
         async move { session.call(&original, args, &ctx).await }
     })
     .with_description(listed.description)
     .with_schema(listed.input_schema)
-    .with_source(ToolSource::Mcp)
+    .with_source(ToolSource::Mcp);
+    let tool = match listed.annotations {
+        Some(annotations) => tool.with_annotations(annotations),
+        None => tool,
+    };
+    match listed.output_schema {
+        Some(schema) => tool.with_output_schema(schema),
+        None => tool,
+    }
 }
 
 /// Map a `CallToolResult` (as wire JSON) to a [`ToolResult`] like every port: `isError` ⇒
 /// failure with the joined text; `structuredContent` ⇒ its compact JSON; else the joined
 /// text parts. Non-text content becomes parts on every branch.
-fn call_result(server: &str, wire: &Value) -> ToolResult {
+pub(super) fn call_result(server: &str, wire: &Value) -> ToolResult {
     let content = wire["content"].as_array().map(Vec::as_slice).unwrap_or_default();
     let texts = || {
         content
@@ -429,7 +433,7 @@ fn call_result(server: &str, wire: &Value) -> ToolResult {
             .with_parts(parts);
     }
     let output = match wire.get("structuredContent") {
-        Some(structured) if !structured.is_null() => structured.to_string(),
+        Some(structured) if !structured.is_null() => without_part_payloads(structured, &parts).to_string(),
         _ => {
             // An embedded resource carrying text is text the server meant the model to read.
             let embedded = content
@@ -451,6 +455,43 @@ fn call_result(server: &str, wire: &Value) -> ToolResult {
     ToolResult::success(output)
         .with_meta("server", meta)
         .with_parts(parts)
+}
+
+/// `structured` with every string that is the base64 payload of one of `parts` replaced by
+/// that part's summary (`image (image/png, 70 bytes)`): servers such as `server-filesystem`
+/// repeat an image inside `structuredContent`, and the model must not get the bytes twice,
+/// the second time as ~1.33 characters of text per byte.
+fn without_part_payloads(structured: &Value, parts: &[ContentPart]) -> Value {
+    let payloads: HashMap<&str, String> = parts
+        .iter()
+        .filter_map(|p| match p.as_media() {
+            Some((
+                _,
+                Media {
+                    source: MediaSource::Data(data),
+                    ..
+                },
+            )) => Some((data.as_str(), p.summary())),
+            _ => None,
+        })
+        .collect();
+    if payloads.is_empty() {
+        return structured.clone();
+    }
+    fn walk(value: &Value, payloads: &HashMap<&str, String>) -> Value {
+        match value {
+            Value::String(s) => match payloads.get(s.as_str()) {
+                Some(summary) => Value::String(summary.clone()),
+                None => value.clone(),
+            },
+            Value::Array(items) => Value::Array(items.iter().map(|v| walk(v, payloads)).collect()),
+            Value::Object(map) => {
+                Value::Object(map.iter().map(|(k, v)| (k.clone(), walk(v, payloads))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    walk(structured, &payloads)
 }
 
 fn collect_parts(content: &[Value]) -> Vec<ContentPart> {
@@ -492,50 +533,52 @@ fn collect_parts(content: &[Value]) -> Vec<ContentPart> {
 
 /// Spawn or reach one server, initialize, and list its tools — each phase bounded by the
 /// server's timeout. On failure everything started is torn down before returning.
-async fn connect(
+pub(super) async fn connect(
     server: &ServerConfig,
     wait_for: Option<WaitFor>,
-) -> Result<(Arc<Session>, Vec<Listed>), String> {
+    notices: &Arc<Notices>,
+) -> Result<(Conn, Vec<Listed>), String> {
     let limit = server.timeout;
-    let handler = Handler::new(wait_for);
+    let handler = Handler::new(wait_for.clone(), Arc::clone(notices));
     let ms = limit.as_millis();
-    let (running, child) = match &server.transport {
+    let initialize_failed = |e: rmcp::service::ClientInitializeError| format!("initialize failed: {e}");
+    let timed_out = |_| format!("initialize timed out after {ms}ms");
+    let conn = match &server.transport {
         Transport::Local { command, env, cwd } => {
             let (child, stdout, stdin) = spawn(command, env.iter(), cwd.as_deref())?;
-            match tokio::time::timeout(limit, handler.serve(super::stdio::Stdio::new(stdout, stdin))).await {
-                Ok(Ok(running)) => (running, Some(child)),
-                Ok(Err(e)) => return Err(format!("initialize failed: {e}")),
-                Err(_) => return Err(format!("initialize timed out after {ms}ms")),
-            }
+            let serve = handler.serve(super::stdio::Stdio::new(stdout, stdin));
+            let running = tokio::time::timeout(limit, serve)
+                .await
+                .map_err(timed_out)?
+                .map_err(initialize_failed)?;
+            Conn::new(running, Some(child))
         }
         Transport::Remote { url, headers } => {
-            let transport = http_transport(url, headers.iter(), limit)?;
-            match tokio::time::timeout(limit, handler.serve(transport)).await {
-                Ok(Ok(running)) => (running, None),
-                Ok(Err(e)) => return Err(format!("initialize failed: {e}")),
-                Err(_) => return Err(format!("initialize timed out after {ms}ms")),
+            let (client, headers) = http_client(headers.iter(), limit)?;
+            let streamable = streamable_transport(client.clone(), url, &headers, limit);
+            let fallback = || Handler::new(wait_for.clone(), Arc::clone(notices));
+            match tokio::time::timeout(limit, handler.serve(streamable)).await {
+                Ok(Ok(running)) => Conn::new(running, None),
+                Ok(Err(e)) => {
+                    sse_fallback(initialize_failed(e), client, url, headers, limit, fallback()).await?
+                }
+                Err(elapsed) => {
+                    sse_fallback(timed_out(elapsed), client, url, headers, limit, fallback()).await?
+                }
             }
         }
     };
-    let session = Arc::new(Session {
-        server: server.name.clone(),
-        timeout: limit,
-        peer: running.peer().clone(),
-        running: tokio::sync::Mutex::new(Some(running)),
-        child: Mutex::new(child),
-    });
-    let listed = match tokio::time::timeout(limit, session.list_tools()).await {
-        Ok(Ok(listed)) => listed,
+    match tokio::time::timeout(limit, conn.list_tools(&server.name, limit)).await {
+        Ok(Ok(listed)) => Ok((conn, listed)),
         Ok(Err(reason)) => {
-            session.close().await;
-            return Err(reason);
+            conn.close(limit).await;
+            Err(reason)
         }
         Err(_) => {
-            session.close().await;
-            return Err(format!("tools/list timed out after {ms}ms"));
+            conn.close(limit).await;
+            Err(format!("tools/list timed out after {ms}ms"))
         }
-    };
-    Ok((session, listed))
+    }
 }
 
 fn spawn<'a>(
@@ -567,12 +610,40 @@ fn spawn<'a>(
     Ok((spawned.child, spawned.stdout, spawned.stdin))
 }
 
-fn http_transport<'a>(
+/// After streamable HTTP failed with `failed`: the legacy HTTP+SSE transport, when the server
+/// gives the MCP specification's signal for it (a 4xx answer to the `initialize` POST);
+/// otherwise `failed` stands.
+async fn sse_fallback(
+    failed: String,
+    client: reqwest::Client,
     url: &str,
+    headers: HeaderMap,
+    limit: Duration,
+    handler: Handler,
+) -> Result<Conn, String> {
+    if !sse::legacy_signal(&client, url, &headers, limit).await {
+        return Err(failed);
+    }
+    let transport = sse::Sse::connect(client, url, headers, limit)
+        .await
+        .map_err(|e| format!("{failed}; SSE fallback: {e}"))?;
+    match tokio::time::timeout(limit, handler.serve(transport)).await {
+        Ok(Ok(running)) => Ok(Conn::new(running, None)),
+        Ok(Err(e)) => Err(format!("{failed}; SSE fallback: initialize failed: {e}")),
+        Err(_) => Err(format!(
+            "{failed}; SSE fallback: initialize timed out after {}ms",
+            limit.as_millis()
+        )),
+    }
+}
+
+/// The HTTP client and the configured headers (values expanded and marked sensitive) one
+/// remote server's transports use.
+fn http_client<'a>(
     headers: impl Iterator<Item = (&'a str, &'a str)>,
     limit: Duration,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
-    let mut custom = std::collections::HashMap::new();
+) -> Result<(reqwest::Client, HeaderMap), String> {
+    let mut custom = HeaderMap::new();
     for (name, template) in headers {
         let header = HeaderName::try_from(name).map_err(|_| format!("invalid header name \"{name}\""))?;
         // The expanded value is a secret: it goes into the request and nowhere else.
@@ -587,21 +658,34 @@ fn http_transport<'a>(
         .tcp_nodelay(true)
         .build()
         .map_err(|e| format!("cannot build HTTP client: {e}"))?;
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
-        .custom_headers(custom)
-        // An expired session (404) fails the call instead of replaying the handshake.
-        .reinit_on_expired_session(false);
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    Ok((client, custom))
 }
 
-/// Our side of the session: the client identity, and the elicitation bridge.
-struct Handler {
+fn streamable_transport(
+    client: reqwest::Client,
+    url: &str,
+    headers: &HeaderMap,
+    limit: Duration,
+) -> StreamableHttpClientTransport<reqwest::Client> {
+    let custom = headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
+        .custom_headers(custom)
+        // An expired session (404) replays the handshake once and retries the request.
+        .reinit_on_expired_session(true)
+        .session_recovery_timeout(limit);
+    StreamableHttpClientTransport::with_client(client, config)
+}
+
+/// Our side of the session: the client identity, the elicitation bridge, and the
+/// notifications the session acts on (progress, tool-list changes).
+pub(super) struct Handler {
     info: ClientConfig,
     wait_for: Option<WaitFor>,
+    notices: Arc<Notices>,
 }
 
 impl Handler {
-    fn new(wait_for: Option<WaitFor>) -> Self {
+    fn new(wait_for: Option<WaitFor>, notices: Arc<Notices>) -> Self {
         let capabilities = if wait_for.is_some() {
             json!({"elicitation": {"form": {}, "url": {}}})
         } else {
@@ -613,7 +697,11 @@ impl Handler {
             "clientInfo": {"name": "toolnexus", "version": env!("CARGO_PKG_VERSION")}
         }))
         .expect("a well-formed initialize request");
-        Self { info, wait_for }
+        Self {
+            info,
+            wait_for,
+            notices,
+        }
     }
 }
 
@@ -633,6 +721,18 @@ impl ClientHandler for Handler {
         let wire = serde_json::to_value(&request).unwrap_or_default();
         let answer = wait_for(elicitation_to_request(&wire)).await;
         Ok(answer_to_elicit_result(answer))
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.notices.progress(params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notices.tools_changed();
     }
 }
 
@@ -725,6 +825,22 @@ mod tests {
         assert_eq!(r.parts.len(), 2);
         assert_eq!(r.parts[0].summary(), "file (application/pdf, 0 bytes)");
         assert_eq!(r.parts[1].summary(), "audio (audio/wav, 3 bytes)");
+    }
+
+    #[test]
+    fn an_image_in_structured_content_is_not_sent_twice() {
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==";
+        let r = call_result(
+            "fs",
+            &json!({"content": [{"type": "image", "data": png, "mimeType": "image/png"}],
+            "structuredContent": {"content": [{"type": "image", "data": png, "mimeType": "image/png"}],
+                "note": "kept", "other": "AAAA"}}),
+        );
+        assert_eq!(
+            r.output,
+            r#"{"content":[{"type":"image","data":"image (image/png, 70 bytes)","mimeType":"image/png"}],"note":"kept","other":"AAAA"}"#
+        );
+        assert_eq!(r.parts.len(), 1);
     }
 
     #[test]

@@ -17,15 +17,34 @@ use serde::{Serialize, Serializer};
 mod client;
 pub mod config;
 #[cfg(feature = "mcp")]
+mod resources;
+#[cfg(feature = "mcp")]
 mod schema;
 #[cfg(feature = "serve")]
 pub mod serve;
+#[cfg(feature = "mcp")]
+mod session;
+#[cfg(feature = "mcp")]
+mod sse;
 #[cfg(feature = "mcp")]
 mod stdio;
 
 #[cfg(feature = "mcp")]
 pub use client::{LoadOptions, McpInventory, McpSource, ToolInfo, list_mcp_tools, load};
 pub use config::{DEFAULT_TIMEOUT, McpConfig, Secrets, ServerConfig, Transport, expand_env};
+
+/// What [`Toolkit::mcp_status`](crate::Toolkit::mcp_status) returns: the load's statuses,
+/// and `failed` for a server that was lost and could not be restarted.
+pub(crate) fn live_status(toolkit: &crate::Toolkit) -> McpStatuses {
+    #[cfg(feature = "mcp")]
+    {
+        client::live_status(toolkit)
+    }
+    #[cfg(not(feature = "mcp"))]
+    {
+        toolkit.extension::<McpStatuses>().cloned().unwrap_or_default()
+    }
+}
 
 /// Each configured server's [`McpStatus`], in config order (what
 /// [`Toolkit::mcp_status`](crate::Toolkit::mcp_status) returns).

@@ -1,6 +1,7 @@
-//! Listed MCP input schemas made provider-safe: servers send `$schema` and `$defs`/`$ref`
-//! (pydantic, zod) that several providers reject, so local refs are inlined and the rest of
-//! the JSON-Schema meta machinery is dropped before a schema reaches an adapter.
+//! Listed MCP input schemas made provider-safe: servers send `$defs`/`$ref` (pydantic, zod)
+//! that several providers reject, so local refs are inlined and the definitions dropped
+//! before a schema reaches an adapter. The root's `$schema` stays where the server put it
+//! (the SPEC passes MCP schemas through verbatim); the Gemini rendering drops it.
 
 use serde_json::{Map, Value, json};
 
@@ -22,17 +23,27 @@ pub(crate) fn input_schema(listed: &Value) -> Value {
     Value::Object(schema)
 }
 
-/// Inline local `$ref`s (`#/$defs/X`, `#/definitions/X`), then drop `$schema`, `$id`,
-/// `$defs`, `definitions` and any `$ref` that could not be resolved.
+/// Inline local `$ref`s (`#/$defs/X`, `#/definitions/X`), then drop `$id`, `$defs`,
+/// `definitions`, any `$ref` that could not be resolved, and `$schema` below the root.
 pub(crate) fn sanitize(schema: &Value) -> Value {
     let empty = Map::new();
-    let root = schema.as_object().unwrap_or(&empty);
+    let Value::Object(root) = schema else {
+        return schema.clone();
+    };
     let defs = |key: &str| root.get(key).and_then(Value::as_object).unwrap_or(&empty);
     let ctx = Defs {
         defs: defs("$defs"),
         definitions: defs("definitions"),
     };
-    ctx.walk(schema, &mut Vec::new())
+    ctx.walk_object(root, &mut Vec::new(), Meta::Keep)
+}
+
+/// Whether an object's `$schema` is kept: only the root's says which dialect the whole
+/// schema is written in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Meta {
+    Keep,
+    Drop,
 }
 
 struct Defs<'a> {
@@ -52,13 +63,13 @@ impl Defs<'_> {
 
     fn walk(&self, value: &Value, expanding: &mut Vec<String>) -> Value {
         match value {
-            Value::Object(map) => self.walk_object(map, expanding),
+            Value::Object(map) => self.walk_object(map, expanding, Meta::Drop),
             Value::Array(items) => Value::Array(items.iter().map(|v| self.walk(v, expanding)).collect()),
             other => other.clone(),
         }
     }
 
-    fn walk_object(&self, map: &Map<String, Value>, expanding: &mut Vec<String>) -> Value {
+    fn walk_object(&self, map: &Map<String, Value>, expanding: &mut Vec<String>, meta: Meta) -> Value {
         let mut out = Map::new();
         if let Some(reference) = map.get("$ref").and_then(Value::as_str)
             && let Some((name, target)) = self.resolve(reference)
@@ -72,7 +83,12 @@ impl Defs<'_> {
             expanding.pop();
         }
         for (key, v) in map {
-            if matches!(key.as_str(), "$ref" | "$schema" | "$id" | "$defs" | "definitions") {
+            let dropped = match key.as_str() {
+                "$ref" | "$id" | "$defs" | "definitions" => true,
+                "$schema" => meta == Meta::Drop,
+                _ => false,
+            };
+            if dropped {
                 continue;
             }
             // Keys beside a `$ref` (a description, a default) refine the inlined target.
@@ -87,7 +103,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strips_meta_and_inlines_defs() {
+    fn keeps_the_root_schema_uri_in_place_and_inlines_defs() {
         let listed = json!({
             "$schema": "http://json-schema.org/draft-07/schema#",
             "type": "object",
@@ -96,11 +112,13 @@ mod tests {
                 "tags": {"type": "array", "items": {"$ref": "#/definitions/Tag"}}
             },
             "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "number"}}}},
-            "definitions": {"Tag": {"type": "string"}}
+            "definitions": {"Tag": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "string"}}
         });
+        let schema = input_schema(&listed);
         assert_eq!(
-            input_schema(&listed),
+            schema,
             json!({
+                "$schema": "http://json-schema.org/draft-07/schema#",
                 "type": "object",
                 "properties": {
                     "point": {"type": "object", "properties": {"x": {"type": "number"}}, "description": "where"},
@@ -108,6 +126,12 @@ mod tests {
                 },
                 "additionalProperties": false
             })
+        );
+        // Byte for byte: the server's `$schema` first, where it was.
+        assert!(
+            schema
+                .to_string()
+                .starts_with(r##"{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","##)
         );
     }
 

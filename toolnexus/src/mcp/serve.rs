@@ -125,19 +125,7 @@ impl Gateway {
             })
             .cloned()
             .collect();
-        let listed = exposed
-            .iter()
-            .filter_map(|t| {
-                let schema = match t.input_schema() {
-                    Value::Object(_) => t.input_schema().clone(),
-                    _ => json!({"type": "object"}),
-                };
-                serde_json::from_value(
-                    json!({"name": t.name(), "description": t.description(), "inputSchema": schema}),
-                )
-                .ok()
-            })
-            .collect();
+        let listed = exposed.iter().filter_map(listing).collect();
         let server = Implementation::new(
             options.name.unwrap_or_else(|| DEFAULT_NAME.into()),
             options.version.unwrap_or_else(|| DEFAULT_VERSION.into()),
@@ -191,19 +179,55 @@ impl ServerHandler for Gateway {
             };
             let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_call(&event)));
         }
-        Ok(to_call_result(&result).into())
+        Ok(to_call_result(tool, &result).into())
     }
 }
 
-/// `output` as one text part, then the non-text parts; `isError` propagates.
-fn to_call_result(result: &ToolResult) -> CallToolResult {
-    let mut content = vec![ContentBlock::text(result.output.clone())];
+/// One tool as `tools/list` shows it: its schema, and what an MCP source listed with it
+/// (`outputSchema`, `annotations`), so a gateway keeps what it relays.
+fn listing(t: &Tool) -> Option<rmcp::model::Tool> {
+    let schema = match t.input_schema() {
+        Value::Object(_) => t.input_schema().clone(),
+        _ => json!({"type": "object"}),
+    };
+    let mut wire = json!({"name": t.name(), "description": t.description(), "inputSchema": schema});
+    if let Some(output) = t.output_schema() {
+        wire["outputSchema"] = output.clone();
+    }
+    if let Some(annotations) = t.annotations() {
+        wire["annotations"] = serde_json::to_value(annotations).ok()?;
+    }
+    serde_json::from_value(wire).ok()
+}
+
+/// `output` as a text part, then the parts as the MCP content types they are; `isError`
+/// propagates. A tool with an output schema answers with its output as `structuredContent`
+/// too (its text part is that JSON, as MCP asks). The text part is left out when `output`
+/// only summarizes the parts (what an MCP source says for a result of images alone).
+fn to_call_result(tool: &Tool, result: &ToolResult) -> CallToolResult {
+    let summary = result
+        .parts
+        .iter()
+        .map(ContentPart::summary)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut content = Vec::with_capacity(result.parts.len() + 1);
+    if result.parts.is_empty() || result.output != summary {
+        content.push(ContentBlock::text(result.output.clone()));
+    }
     content.extend(result.parts.iter().filter_map(part_block));
-    if result.is_error {
+    let structured = tool
+        .output_schema()
+        .filter(|_| !result.is_error)
+        .and_then(|_| serde_json::from_str::<Value>(&result.output).ok())
+        .filter(Value::is_object);
+    let mut call = if result.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
-    }
+    };
+    call.structured_content = structured;
+    call
 }
 
 fn part_block(part: &ContentPart) -> Option<ContentBlock> {
