@@ -11,7 +11,8 @@ use mcp_support::*;
 use serde_json::{Value, json};
 use toolnexus::client::StreamEvent;
 use toolnexus::mcp::McpStatus;
-use toolnexus::mcp::serve::{ServeOptions, serve};
+use toolnexus::mcp::serve::McpServeConfig;
+use toolnexus::serve::{ServeOptions, serve};
 use toolnexus::{Progress, ToolContext, Toolkit};
 
 /// A toolkit over one Python SDK server called `py` that logs its events to `log`.
@@ -369,7 +370,10 @@ async fn a_gateway_relays_output_schemas_structured_content_annotations_and_imag
     let dir = tempfile::tempdir().unwrap();
     let tk = py_toolkit(&server_python, &dir.path().join("events.jsonl"), json!({})).await;
     let options = ServeOptions {
-        tools: Some(vec!["py_echo".into(), "py_dot".into()]),
+        mcp: Some(McpServeConfig {
+            tools: Some(vec!["py_echo".into(), "py_dot".into()]),
+            ..McpServeConfig::default()
+        }),
         ..ServeOptions::default()
     };
     let handle = serve(&tk, "127.0.0.1:0", options).await.unwrap();
@@ -394,7 +398,7 @@ async def main(url):
 
 asyncio.run(main(sys.argv[1]))
 "#;
-    let url = handle.url().to_owned();
+    let url = handle.mcp_url().unwrap();
     let out = tokio::time::timeout(
         Duration::from_secs(60),
         tokio::task::spawn_blocking(move || {
