@@ -391,7 +391,7 @@ async def main(url):
             echo = await session.call_tool("py_echo", {"text": "hi"})
             dot = await session.call_tool("py_dot", {})
             print(json.dumps({
-                "echo_tool": [tools["py_echo"].outputSchema, tools["py_echo"].annotations.model_dump(exclude_none=True)],
+                "echo_tool": [tools["py_echo"].inputSchema, tools["py_echo"].outputSchema, tools["py_echo"].annotations.model_dump(exclude_none=True)],
                 "echo": [echo.isError, echo.structuredContent, [c.model_dump(exclude_none=True) for c in echo.content]],
                 "dot": [dot.isError, dot.structuredContent, [c.model_dump(exclude_none=True) for c in dot.content]],
             }))
@@ -421,6 +421,10 @@ asyncio.run(main(sys.argv[1]))
         got,
         json!({
             "echo_tool": [
+                // The upstream server's inputSchema verbatim: no `additionalProperties`
+                // added by the gateway's client side.
+                {"properties": {"text": {"title": "Text", "type": "string"}}, "required": ["text"],
+                 "title": "echoArguments", "type": "object"},
                 {"properties": {"result": {"title": "Result", "type": "string"}}, "required": ["result"],
                  "title": "echoOutput", "type": "object"},
                 {"readOnlyHint": true, "destructiveHint": false}

@@ -134,6 +134,7 @@ struct ToolInner {
     source: ToolSource,
     annotations: Option<Arc<ToolAnnotations>>,
     output_schema: Option<Arc<Value>>,
+    listed_schema: Option<Arc<Value>>,
     execute: Arc<ExecuteFn>,
 }
 
@@ -154,6 +155,7 @@ impl Tool {
                 source: ToolSource::Custom,
                 annotations: None,
                 output_schema: None,
+                listed_schema: None,
                 execute: Arc::new(move |args, ctx| Box::pin(execute(args, ctx))),
             }),
         }
@@ -199,6 +201,33 @@ impl Tool {
     /// The JSON-Schema of the structured output, when declared.
     pub fn output_schema(&self) -> Option<&Value> {
         self.inner.output_schema.as_deref()
+    }
+
+    /// Keep the argument schema exactly as the tool's source listed it (an MCP server's
+    /// `inputSchema`) when [`with_schema`](Self::with_schema) holds a provider-safe rewrite:
+    /// a gateway serves this one, so its clients see the upstream schema unchanged.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::{Tool, ToolResult};
+    ///
+    /// let listed = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+    /// let tool = Tool::new("search", |_, _| async { ToolResult::success("") })
+    ///     .with_schema(json!({"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": false}))
+    ///     .with_listed_schema(listed.clone());
+    /// assert_eq!(tool.listed_schema(), &listed);
+    /// ```
+    pub fn with_listed_schema(self, schema: Value) -> Self {
+        self.edit(|t| t.listed_schema = Some(Arc::new(schema)))
+    }
+
+    /// The argument schema as the tool's source listed it; [`input_schema`](Self::input_schema)
+    /// when none was kept.
+    pub fn listed_schema(&self) -> &Value {
+        self.inner
+            .listed_schema
+            .as_deref()
+            .unwrap_or(&self.inner.input_schema)
     }
 
     /// Rename the tool (e.g. to prefix it).

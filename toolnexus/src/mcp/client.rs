@@ -369,6 +369,8 @@ pub(super) struct Listed {
     pub(super) name: String,
     pub(super) description: String,
     pub(super) input_schema: Value,
+    /// The server's `inputSchema`, verbatim (what a gateway serves).
+    pub(super) listed_schema: Value,
     pub(super) annotations: Option<ToolAnnotations>,
     /// The server's `outputSchema`, verbatim.
     pub(super) output_schema: Option<Value>,
@@ -397,6 +399,7 @@ fn mcp_tool(session: &Arc<Session>, listed: Listed) -> Tool {
     })
     .with_description(listed.description)
     .with_schema(listed.input_schema)
+    .with_listed_schema(listed.listed_schema)
     .with_source(ToolSource::Mcp);
     let tool = match listed.annotations {
         Some(annotations) => tool.with_annotations(annotations),

@@ -183,11 +183,11 @@ impl ServerHandler for Gateway {
     }
 }
 
-/// One tool as `tools/list` shows it: its schema, and what an MCP source listed with it
+/// One tool as `tools/list` shows it: its schema as its source listed it, and what an MCP source listed with it
 /// (`outputSchema`, `annotations`), so a gateway keeps what it relays.
 fn listing(t: &Tool) -> Option<rmcp::model::Tool> {
-    let schema = match t.input_schema() {
-        Value::Object(_) => t.input_schema().clone(),
+    let schema = match t.listed_schema() {
+        Value::Object(_) => t.listed_schema().clone(),
         _ => json!({"type": "object"}),
     };
     let mut wire = json!({"name": t.name(), "description": t.description(), "inputSchema": schema});

@@ -95,6 +95,7 @@ impl Conn {
                     name: tool.name.to_string(),
                     description: tool.description.as_deref().unwrap_or("").to_owned(),
                     input_schema: schema::input_schema(&wire["inputSchema"]),
+                    listed_schema: wire["inputSchema"].clone(),
                     // Hints a server got wrong are dropped, never a failed listing.
                     annotations: serde_json::from_value(wire["annotations"].clone()).ok(),
                     output_schema: wire.get("outputSchema").filter(|s| s.is_object()).cloned(),
