@@ -40,6 +40,24 @@ pub struct ModelArgs {
     pub retries: Option<u32>,
 }
 
+/// A client builder for a model at `base_url` speaking `style`, its key from `api_key_env` when
+/// given (else the provider's own variable, for its own host only).
+pub fn model_builder(
+    base_url: &str,
+    style: &str,
+    model: &str,
+    api_key_env: Option<&str>,
+) -> Result<ClientBuilder, Failure> {
+    let builder = Client::builder()
+        .base_url(base_url)
+        .style(parse_style(style)?)
+        .model(model);
+    Ok(match api_key_env {
+        Some(var) => builder.api_key_env(var),
+        None => builder,
+    })
+}
+
 impl ModelArgs {
     /// The parsed `--style`.
     pub fn style(&self) -> Result<Style, Failure> {
@@ -48,13 +66,12 @@ impl ModelArgs {
 
     /// A client builder for this model: URL, style, model id, key variable, deadline, retries.
     pub fn builder(&self) -> Result<ClientBuilder, Failure> {
-        let mut builder = Client::builder()
-            .base_url(&self.base_url)
-            .style(self.style()?)
-            .model(&self.model);
-        if let Some(var) = &self.api_key_env {
-            builder = builder.api_key_env(var);
-        }
+        let mut builder = model_builder(
+            &self.base_url,
+            &self.style,
+            &self.model,
+            self.api_key_env.as_deref(),
+        )?;
         if let Some(secs) = self.timeout {
             builder = builder.timeout(std::time::Duration::from_secs(secs));
         }

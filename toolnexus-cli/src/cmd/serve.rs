@@ -323,16 +323,10 @@ impl AgentArgs {
                 "--a2a needs --base-url and --model: the model that fulfils the agent's tasks",
             ));
         };
-        let mut builder = Client::builder()
-            .base_url(base_url)
-            .style(super::parse_style(&self.style)?)
-            .model(model)
+        let mut builder = super::model_builder(base_url, &self.style, model, self.api_key_env.as_deref())?
             .max_turns(self.max_turns);
         if let Some(system) = &self.system {
             builder = builder.system_prompt(system);
-        }
-        if let Some(var) = &self.api_key_env {
-            builder = builder.api_key_env(var);
         }
         builder.build().map_err(Failure::client)
     }
