@@ -373,3 +373,36 @@ async fn an_inline_refusal_stops_incomplete_before_the_model_is_called() {
     );
     assert_eq!(seen.lock().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_budget_approval_climbs_to_the_nearest_interpreter_above() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let boss = AgentDef::new("boss", "holds the authority").wait_for(interpreter(true, seen.clone()));
+    let def = capped().on_budget(|_| BudgetDecision::Suspend);
+    let (b, calls) = runtime();
+    let rt = b.build(Registry::new([boss, def]).unwrap()).unwrap();
+    let boss = rt.spawn(&rt.root(), "boss", None).unwrap();
+    let h = rt.spawn(&boss, "a", None).unwrap();
+    assert_eq!(h.id(), "root/boss.1/a.1");
+    for (prompt, reply) in [("first", "reply 1"), ("second", "reply 2")] {
+        rt.wake(&h, Some(prompt.to_owned())).unwrap();
+        let r = bounded(rt.wait(&h, None)).await;
+        assert_eq!((r.status, r.text.as_str()), (TaskStatus::Done, reply));
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    let asked = seen.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        asked[0].prompt,
+        "budget exhausted (maxTokens) for root/boss.1/a.1: approve to continue"
+    );
+    assert!(
+        rt.trace()
+            .contains(&"root/boss.1/a.1: escalate → root/boss.1 answers (nearest interpreter)".to_owned())
+    );
+    assert_eq!(
+        rt.inspect(&boss).unwrap().state,
+        HandleState::Idle,
+        "the interpreter never ran a turn"
+    );
+}

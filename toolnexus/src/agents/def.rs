@@ -176,7 +176,8 @@ impl AgentDef {
     }
 
     /// Called when a limit is hit before one of its turns; decides stop, extend or suspend
-    /// (in place of the runtime's callback, never merged). A panic is a stop.
+    /// (in place of the runtime's callback, never merged). A panic is a stop. It runs while
+    /// the runtime's table is locked: decide from its argument, never call back into the runtime.
     pub fn on_budget(mut self, f: impl Fn(&BudgetInfo) -> BudgetDecision + Send + Sync + 'static) -> Self {
         self.on_budget = Some(Arc::new(f));
         self
