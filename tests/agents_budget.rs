@@ -406,3 +406,62 @@ async fn a_budget_approval_climbs_to_the_nearest_interpreter_above() {
         "the interpreter never ran a turn"
     );
 }
+
+#[tokio::test]
+async fn a_queued_wake_the_budget_stops_passes_the_freed_slot_on() {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let (r2, n) = (release.clone(), Arc::new(AtomicUsize::new(0)));
+    let t = from_fn(move |req| {
+        let k = n.fetch_add(1, Ordering::SeqCst) + 1;
+        let hold = req.json()["messages"].to_string().contains("hold");
+        let release = r2.clone();
+        async move {
+            if hold {
+                bounded(release.notified()).await;
+            }
+            Ok(HttpResponse::json(&json!({
+                "choices": [{"message": {"role": "assistant", "content": format!("reply {k}")}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})))
+        }
+    });
+    let parent = AgentDef::new("p", "parent").budget(Budget::new().max_concurrent(1));
+    let defs = [
+        parent,
+        capped().on_budget(|_| BudgetDecision::Stop),
+        AgentDef::new("y", "y"),
+    ];
+    let (b, _) = runtime();
+    let rt = b.transport(t).build(Registry::new(defs).unwrap()).unwrap();
+    let p = rt.spawn(&rt.root(), "p", None).unwrap();
+    let a = rt.spawn(&p, "a", None).unwrap();
+    rt.wake(&a, Some("first".to_owned())).unwrap();
+    assert_eq!(bounded(rt.wait(&a, None)).await.text, "reply 1");
+    let y1 = rt.spawn(&p, "y", None).unwrap();
+    let y2 = rt.spawn(&p, "y", None).unwrap();
+    rt.wake(&y1, Some("hold".to_owned())).unwrap();
+    rt.wake(&a, Some("second".to_owned())).unwrap();
+    rt.wake(&y2, Some("after".to_owned())).unwrap();
+    assert_eq!(
+        rt.inspect(&y2).unwrap().state,
+        HandleState::Idle,
+        "queued behind y.1"
+    );
+    release.notify_one();
+    assert_eq!(bounded(rt.wait(&y1, None)).await.text, "reply 2");
+    let r = bounded(rt.wait(&a, None)).await;
+    assert_eq!(
+        (r.status, r.limit),
+        (TaskStatus::Incomplete, Some(LimitName::MaxTokens))
+    );
+    let r = bounded(rt.wait(&y2, None)).await;
+    assert_eq!((r.status, r.text.as_str()), (TaskStatus::Done, "reply 3"));
+    let trace = rt.trace();
+    for line in [
+        "root/p.1/a.1: wake QUEUED (parent concurrency 1)",
+        "root/p.1/a.1: DEQUEUED wake (slot freed)",
+        "root/p.1/a.1: wake refused (budget exhausted: maxTokens)",
+        "root/p.1/y.2: DEQUEUED wake (slot freed)",
+    ] {
+        assert!(trace.contains(&line.to_owned()), "{line} in {trace:#?}");
+    }
+}

@@ -1099,18 +1099,24 @@ impl Shared {
             return;
         }
         let children = p.children.clone();
-        let next = children.iter().find(|c| {
-            table
-                .get(c.id())
-                .is_some_and(|n| n.state == HandleState::Idle && !n.closing && !n.wake_queue.is_empty())
-        });
-        let Some(next) = next.cloned() else { return };
-        let prompt = table
-            .get_mut(next.id())
-            .and_then(|n| n.wake_queue.pop_front())
-            .flatten();
-        self.log(format!("{next}: DEQUEUED wake (slot freed)"));
-        let _ = self.launch(table, &next, prompt, None);
+        // A dequeued wake the budget refuses (stopped or parked for approval) never took
+        // the slot: pass it on. Each pass pops one queued wake, so this ends.
+        loop {
+            let next = children.iter().find(|c| {
+                table
+                    .get(c.id())
+                    .is_some_and(|n| n.state == HandleState::Idle && !n.closing && !n.wake_queue.is_empty())
+            });
+            let Some(next) = next.cloned() else { return };
+            let prompt = table
+                .get_mut(next.id())
+                .and_then(|n| n.wake_queue.pop_front())
+                .flatten();
+            self.log(format!("{next}: DEQUEUED wake (slot freed)"));
+            if self.launch(table, &next, prompt, None).is_ok() {
+                return;
+            }
+        }
     }
 
     pub(crate) async fn wait(self: &Arc<Self>, h: &Handle, timeout: Option<Duration>) -> TaskResult {
