@@ -254,9 +254,9 @@ impl Carved {
         None
     }
 
-    /// Raise the pool or deadline behind `limit` by `amount` (its unit); false for a
-    /// limit that is not a pool (those stop a spawn, not a turn).
-    pub fn extend(&mut self, limit: LimitName, amount: u64) -> bool {
+    /// Raise the pool or deadline behind `limit` by `amount` (its unit). The other limits
+    /// are caps that refuse a spawn, never a turn, so there is nothing to raise.
+    pub fn extend(&mut self, limit: LimitName, amount: u64) {
         let raise = |v: &mut Option<i64>| {
             if let Some(v) = v {
                 *v = v.saturating_add(saturating_i64(amount));
@@ -270,9 +270,8 @@ impl Carved {
                     *d += Duration::from_millis(amount);
                 }
             }
-            _ => return false,
+            _ => {}
         }
-        true
     }
 
     /// Drain `tokens` and `tool_calls` (the roll-up).
@@ -314,6 +313,11 @@ mod tests {
         assert_eq!(c.exhausted(Duration::from_millis(10)), Some(LimitName::MaxWallMs));
         c.spend(50, 0);
         assert_eq!(c.exhausted(Duration::ZERO), Some(LimitName::MaxTokens));
+        c.extend(LimitName::MaxTokens, 5);
+        c.extend(LimitName::MaxWallMs, 5);
+        assert_eq!(c.pool.tokens, Some(5));
+        assert_eq!(c.exhausted(Duration::from_millis(14)), None);
+        assert_eq!(c.exhausted(Duration::from_millis(15)), Some(LimitName::MaxWallMs));
         assert_eq!(
             Budget::new()
                 .max_turns(3)
