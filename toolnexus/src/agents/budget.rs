@@ -136,6 +136,60 @@ impl fmt::Display for LimitName {
     }
 }
 
+/// What [`on_budget`](crate::agents::AgentDef::on_budget) is told when a limit is hit
+/// before a turn: whose turn, which limit, and whose pool ran dry (the handle itself or
+/// an ancestor — the walk is live up the chain).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetInfo {
+    /// The handle whose turn the limit stopped.
+    pub handle: crate::agents::Handle,
+    /// Its agent's name.
+    pub agent: String,
+    /// The exhausted limit.
+    pub limit: LimitName,
+    /// The handle whose pool is exhausted (`handle` or an ancestor); an extension raises it.
+    pub exhausted_at: crate::agents::Handle,
+    /// Tokens `handle` and its subtree have used so far.
+    pub total_tokens: u64,
+}
+
+/// How much to raise the hit limit by, in that limit's unit: tokens for `maxTokens`,
+/// calls for `maxToolCalls`, milliseconds for `maxWallMs`.
+///
+/// ```
+/// use toolnexus::agents::{BudgetDecision, BudgetExtension};
+/// let d = BudgetDecision::Extend(BudgetExtension::by(500));
+/// assert_eq!(d, BudgetDecision::Extend(BudgetExtension { amount: 500 }));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BudgetExtension {
+    /// The raise, in the limit's unit.
+    pub amount: u64,
+}
+
+impl BudgetExtension {
+    /// Raise the limit by `amount`.
+    pub fn by(amount: u64) -> Self {
+        Self { amount }
+    }
+}
+
+/// The answer of an `on_budget` callback (SPEC §7D `onBudget → stop | extend | suspend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetDecision {
+    /// Stop: the turn ends `incomplete`, naming the limit (the behaviour with no callback).
+    Stop,
+    /// Raise the limit and run the turn. Asked once per limit per turn: an extension that
+    /// leaves the limit still spent stops, so a callback can never loop the runtime.
+    Extend(BudgetExtension),
+    /// Ask for approval: the handle suspends with an `approval` request that escalates like
+    /// any suspension; an `ok` Answer runs the turn past the limit, a refusal stops it.
+    Suspend,
+}
+
+/// The `on_budget` callback of an [`AgentDef`](crate::agents::AgentDef) or the runtime.
+pub type OnBudget = std::sync::Arc<dyn Fn(&BudgetInfo) -> BudgetDecision + Send + Sync>;
+
 /// A handle's live remainder — the ledger the usage roll-up drains. `None` is unlimited.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Pool {
@@ -200,6 +254,26 @@ impl Carved {
         None
     }
 
+    /// Raise the pool or deadline behind `limit` by `amount` (its unit). The other limits
+    /// are caps that refuse a spawn, never a turn, so there is nothing to raise.
+    pub fn extend(&mut self, limit: LimitName, amount: u64) {
+        let raise = |v: &mut Option<i64>| {
+            if let Some(v) = v {
+                *v = v.saturating_add(saturating_i64(amount));
+            }
+        };
+        match limit {
+            LimitName::MaxTokens => raise(&mut self.pool.tokens),
+            LimitName::MaxToolCalls => raise(&mut self.pool.tool_calls),
+            LimitName::MaxWallMs => {
+                if let Some(d) = &mut self.deadline {
+                    *d += Duration::from_millis(amount);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Drain `tokens` and `tool_calls` (the roll-up).
     pub fn spend(&mut self, tokens: u64, tool_calls: u64) {
         if let Some(t) = &mut self.pool.tokens {
@@ -239,6 +313,11 @@ mod tests {
         assert_eq!(c.exhausted(Duration::from_millis(10)), Some(LimitName::MaxWallMs));
         c.spend(50, 0);
         assert_eq!(c.exhausted(Duration::ZERO), Some(LimitName::MaxTokens));
+        c.extend(LimitName::MaxTokens, 5);
+        c.extend(LimitName::MaxWallMs, 5);
+        assert_eq!(c.pool.tokens, Some(5));
+        assert_eq!(c.exhausted(Duration::from_millis(14)), None);
+        assert_eq!(c.exhausted(Duration::from_millis(15)), Some(LimitName::MaxWallMs));
         assert_eq!(
             Budget::new()
                 .max_turns(3)

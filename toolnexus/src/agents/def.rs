@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::budget::{Budget, LimitName};
+use super::budget::{Budget, BudgetDecision, BudgetInfo, LimitName, OnBudget};
 use super::error::{DefError, ZeroBudget};
 use super::handle::{CloseReason, Handle};
 use crate::client::{Hooks, OnMetric};
@@ -61,6 +61,7 @@ pub struct AgentDef {
     pub(crate) wait_for: Option<WaitFor>,
     pub(crate) on_spawn: Option<OnSpawn>,
     pub(crate) on_close: Option<OnClose>,
+    pub(crate) on_budget: Option<OnBudget>,
     pub(crate) hooks: Option<Hooks>,
     pub(crate) on_metric: Option<OnMetric>,
 }
@@ -81,6 +82,7 @@ impl AgentDef {
             wait_for: None,
             on_spawn: None,
             on_close: None,
+            on_budget: None,
             hooks: None,
             on_metric: None,
         }
@@ -170,6 +172,14 @@ impl AgentDef {
     /// Called when a handle closes, with the reason.
     pub fn on_close(mut self, f: impl Fn(&Handle, CloseReason) + Send + Sync + 'static) -> Self {
         self.on_close = Some(Arc::new(f));
+        self
+    }
+
+    /// Called when a limit is hit before one of its turns; decides stop, extend or suspend
+    /// (in place of the runtime's callback, never merged). A panic is a stop. It runs while
+    /// the runtime's table is locked: decide from its argument, never call back into the runtime.
+    pub fn on_budget(mut self, f: impl Fn(&BudgetInfo) -> BudgetDecision + Send + Sync + 'static) -> Self {
+        self.on_budget = Some(Arc::new(f));
         self
     }
 

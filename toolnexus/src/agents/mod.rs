@@ -71,7 +71,7 @@ mod suspend;
 mod task_tool;
 
 pub use agent::{Agent, agent};
-pub use budget::{Budget, LimitName};
+pub use budget::{Budget, BudgetDecision, BudgetExtension, BudgetInfo, LimitName, OnBudget};
 pub use clock::{Clock, SystemClock, VirtualClock};
 pub use def::{AgentDef, INHERIT, OnClose, OnSpawn, Registry};
 pub use delivery::{EXTERNAL, InboxItem, TIMER};

@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::budget::{Budget, Carved, LimitName};
+use super::budget::{Budget, BudgetDecision, BudgetInfo, Carved, LimitName, OnBudget};
 use super::clock::{Clock, SystemClock};
 use super::def::{AgentDef, INHERIT, Registry, zero_field};
 use super::delivery::{self, InboxItem};
@@ -48,6 +48,7 @@ pub struct RuntimeBuilder {
     clock: Option<Arc<dyn Clock>>,
     hooks: Option<Hooks>,
     on_metric: Option<OnMetric>,
+    on_budget: Option<OnBudget>,
     inbox_cap: usize,
     max_concurrent_turns: usize,
     shutdown: Duration,
@@ -66,6 +67,7 @@ impl Default for RuntimeBuilder {
             clock: None,
             hooks: None,
             on_metric: None,
+            on_budget: None,
             inbox_cap: 8,
             max_concurrent_turns: 8,
             shutdown: Duration::from_millis(200),
@@ -124,6 +126,13 @@ impl RuntimeBuilder {
         self.on_metric = Some(f);
         self
     }
+    /// The `on_budget` callback of every agent whose def sets none (unset: a limit stops).
+    /// It runs while the runtime's table is locked: decide from its argument, never call
+    /// back into the runtime.
+    pub fn on_budget(mut self, f: impl Fn(&BudgetInfo) -> BudgetDecision + Send + Sync + 'static) -> Self {
+        self.on_budget = Some(Arc::new(f));
+        self
+    }
     /// Items an inbox holds before a post is rejected (default 8).
     pub fn inbox_cap(mut self, cap: usize) -> Self {
         self.inbox_cap = cap;
@@ -169,6 +178,7 @@ impl RuntimeBuilder {
                 clock,
                 hooks: self.hooks,
                 on_metric: self.on_metric,
+                on_budget: self.on_budget,
                 inbox_cap: self.inbox_cap,
                 shutdown: self.shutdown,
                 table: Mutex::new(HashMap::from([(ROOT.to_owned(), root)])),
@@ -252,6 +262,8 @@ pub(crate) struct Node {
     wake_queue: VecDeque<Option<String>>,
     pub pending: Option<crate::suspend::Request>,
     pub pending_input: Option<String>,
+    /// The limit a durable `on_budget` suspension waits on: its Answer grants or stops.
+    budget_approval: Option<LimitName>,
     pub task_key: Option<(String, String)>,
     last: Option<TaskResult>,
     epoch: watch::Sender<u64>,
@@ -286,6 +298,7 @@ impl Node {
             wake_queue: VecDeque::new(),
             pending: None,
             pending_input: None,
+            budget_approval: None,
             task_key: None,
             last: None,
             epoch: watch::channel(0).0,
@@ -346,6 +359,7 @@ pub(crate) struct Shared {
     pub clock: Arc<dyn Clock>,
     hooks: Option<Hooks>,
     on_metric: Option<OnMetric>,
+    on_budget: Option<OnBudget>,
     inbox_cap: usize,
     shutdown: Duration,
     table: Mutex<Table>,
@@ -655,10 +669,15 @@ fn view(n: &Node) -> HandleView {
 
 /// The live ancestor walk: the first spent dimension of `id` or any ancestor at `now`.
 fn exhausted(table: &Table, id: &str, now: Duration) -> Option<LimitName> {
+    exhausted_at(table, id, now).map(|(_, limit)| limit)
+}
+
+/// [`exhausted`], with the handle whose pool is spent.
+fn exhausted_at(table: &Table, id: &str, now: Duration) -> Option<(Handle, LimitName)> {
     let mut at = table.get(id);
     while let Some(n) = at {
         if let Some(limit) = n.carved.exhausted(now) {
-            return Some(limit);
+            return Some((n.handle.clone(), limit));
         }
         at = n.parent.as_ref().and_then(|p| table.get(p.id()));
     }
@@ -672,8 +691,18 @@ enum Outcome {
     Cancelled,
     /// The wall deadline passed first.
     Wall,
+    /// A budget approval was refused before the model was called.
+    Budget(LimitName, String),
     Failed(String),
     Panicked(String),
+}
+
+/// What the pre-turn budget check settled on.
+enum Admit {
+    /// Run the turn.
+    Run,
+    /// Ask the nearest interpreter first; run only on an `ok` Answer.
+    Approve(WaitFor, Box<crate::suspend::Request>, LimitName),
 }
 
 impl From<ClientError> for Outcome {
@@ -704,18 +733,7 @@ impl Shared {
         prompt: Option<String>,
         answer: Option<Answer>,
     ) -> Result<watch::Receiver<u64>, Box<TaskResult>> {
-        if let Some(limit) = exhausted(table, h.id(), self.clock.now()) {
-            let n = table.get_mut(h.id()).expect("launch of a known handle");
-            let r = n
-                .result(
-                    TaskStatus::Incomplete,
-                    format!("budget exhausted ({limit}); partial work preserved"),
-                )
-                .with_limit(limit);
-            n.settle(r.clone());
-            self.log(format!("{h}: wake refused (budget exhausted: {limit})"));
-            return Err(Box::new(r));
-        }
+        let (admit, answer) = self.admit(table, h, &prompt, answer)?;
         let n = table.get_mut(h.id()).expect("launch of a known handle");
         let drained: Vec<InboxItem> = n.inbox.drain(..).collect();
         let block = delivery::render(h.id(), &drained);
@@ -741,13 +759,121 @@ impl Shared {
         let sh = self.clone();
         let h = h.clone();
         tokio::spawn(async move {
-            let outcome = AssertUnwindSafe(sh.run_turn(&h, input, answer, cancel))
+            let turn = async {
+                if let Admit::Approve(wait_for, request, limit) = admit
+                    && !wait_for(*request).await.ok
+                {
+                    return Outcome::Budget(limit, "approval declined".to_owned());
+                }
+                sh.run_turn(&h, input, answer, cancel).await
+            };
+            let outcome = AssertUnwindSafe(turn)
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|p| Outcome::Panicked(panic_text(&*p)));
             sh.book(&h, turn_no, outcome);
         });
         Ok(rx)
+    }
+
+    /// The pre-turn budget check (the live ancestor walk) with `on_budget`: each spent
+    /// limit is put to the callback once per turn — `Stop` (or no callback, or a panic)
+    /// settles `incomplete`; `Extend` raises the spent pool and walks again; `Suspend`
+    /// asks for approval inline through the nearest interpreter, else parks `h` durably
+    /// with an `approval` request. A resume answering that request is consumed here.
+    fn admit(
+        self: &Arc<Self>,
+        table: &mut Table,
+        h: &Handle,
+        prompt: &Option<String>,
+        mut answer: Option<Answer>,
+    ) -> Result<(Admit, Option<Answer>), Box<TaskResult>> {
+        let n = table.get_mut(h.id()).expect("launch of a known handle");
+        if let Some(limit) = n.budget_approval.take() {
+            if answer.take().is_some_and(|a| a.ok) {
+                self.log(format!("{h}: budget approval granted ({limit})"));
+                return Ok((Admit::Run, None));
+            }
+            return Err(self.budget_stop(table, h, limit, " (approval declined)".to_owned()));
+        }
+        let on_budget = n
+            .def
+            .as_ref()
+            .and_then(|d| d.on_budget.clone())
+            .or_else(|| self.on_budget.clone());
+        let mut asked = Vec::new();
+        while let Some((at, limit)) = exhausted_at(table, h.id(), self.clock.now()) {
+            let Some(f) = on_budget.as_ref().filter(|_| !asked.contains(&limit)) else {
+                return Err(self.budget_stop(table, h, limit, String::new()));
+            };
+            asked.push(limit);
+            let n = &table[h.id()];
+            let info = BudgetInfo {
+                handle: h.clone(),
+                agent: n.agent().to_owned(),
+                limit,
+                exhausted_at: at.clone(),
+                total_tokens: n.ledger.total_tokens,
+            };
+            let decision = match std::panic::catch_unwind(AssertUnwindSafe(|| f(&info))) {
+                Ok(d) => d,
+                Err(p) => {
+                    let why = format!(" (on_budget panicked: {})", panic_text(&*p));
+                    return Err(self.budget_stop(table, h, limit, why));
+                }
+            };
+            match decision {
+                BudgetDecision::Stop => return Err(self.budget_stop(table, h, limit, String::new())),
+                BudgetDecision::Extend(ext) => {
+                    let pool = &mut table.get_mut(at.id()).expect("walked").carved;
+                    pool.extend(limit, ext.amount);
+                    self.log(format!("{h}: on_budget extend {limit} at {at} by {}", ext.amount));
+                }
+                BudgetDecision::Suspend => {
+                    let request = crate::suspend::Request::new(
+                        "approval",
+                        format!("budget exhausted ({limit}) for {h}: approve to continue"),
+                    )
+                    .with_data(serde_json::Map::from_iter([(
+                        "limit".to_owned(),
+                        serde_json::Value::String(limit.as_str().to_owned()),
+                    )]));
+                    if let Some(w) = super::suspend::escalator(self, table, h) {
+                        return Ok((Admit::Approve(w, Box::new(request), limit), answer));
+                    }
+                    let n = table.get_mut(h.id()).expect("known");
+                    n.set_state(HandleState::Running);
+                    n.set_state(HandleState::Suspended);
+                    n.budget_approval = Some(limit);
+                    n.pending_input = prompt.clone();
+                    let stamped = super::suspend::with_path(&request, h);
+                    n.pending = Some(request);
+                    let r = n
+                        .result(TaskStatus::Pending, stamped.prompt.clone())
+                        .with_pending(stamped);
+                    n.settle(r.clone());
+                    self.log(format!(
+                        "{h}: idle→running→suspended DURABLE (pending \"approval\": budget {limit})"
+                    ));
+                    return Err(Box::new(r));
+                }
+            }
+        }
+        Ok((Admit::Run, answer))
+    }
+
+    /// Settle `h` `incomplete` on `limit`, `why` appended to the standard text.
+    fn budget_stop(&self, table: &mut Table, h: &Handle, limit: LimitName, why: String) -> Box<TaskResult> {
+        let n = table.get_mut(h.id()).expect("launch of a known handle");
+        let r = n
+            .result(
+                TaskStatus::Incomplete,
+                format!("budget exhausted ({limit}); partial work preserved{why}"),
+            )
+            .with_limit(limit);
+        n.settle(r.clone());
+        self.log(format!("{h}: wake refused (budget exhausted: {limit}){why}"));
+        Box::new(r)
     }
 
     /// One run of `h`'s agent on the §8 client: its soul, its toolkit view (plus `task`
@@ -772,7 +898,7 @@ impl Shared {
         }
         let wait_for = match answer {
             Some(a) => Some(super::suspend::one_shot(a)),
-            None => super::suspend::escalator(self, h),
+            None => super::suspend::escalator(self, &self.lock(), h),
         };
         let model = if def.model == INHERIT {
             &self.llm.model
@@ -924,6 +1050,16 @@ impl Shared {
                 )
                 .with_limit(LimitName::MaxWallMs)
             }
+            Outcome::Budget(limit, why) => {
+                n.drained.clear();
+                n.set_state(HandleState::Idle);
+                self.log(format!("{h}: running→idle (INCOMPLETE at {limit}: {why})"));
+                n.result(
+                    TaskStatus::Incomplete,
+                    format!("budget exhausted ({limit}); partial work preserved ({why})"),
+                )
+                .with_limit(limit)
+            }
             Outcome::Cancelled => {
                 // Cancelled with no abort recorded: the runtime did not cancel it.
                 n.set_state(HandleState::Idle);
@@ -963,18 +1099,24 @@ impl Shared {
             return;
         }
         let children = p.children.clone();
-        let next = children.iter().find(|c| {
-            table
-                .get(c.id())
-                .is_some_and(|n| n.state == HandleState::Idle && !n.closing && !n.wake_queue.is_empty())
-        });
-        let Some(next) = next.cloned() else { return };
-        let prompt = table
-            .get_mut(next.id())
-            .and_then(|n| n.wake_queue.pop_front())
-            .flatten();
-        self.log(format!("{next}: DEQUEUED wake (slot freed)"));
-        let _ = self.launch(table, &next, prompt, None);
+        // A dequeued wake the budget refuses (stopped or parked for approval) never took
+        // the slot: pass it on. Each pass pops one queued wake, so this ends.
+        loop {
+            let next = children.iter().find(|c| {
+                table
+                    .get(c.id())
+                    .is_some_and(|n| n.state == HandleState::Idle && !n.closing && !n.wake_queue.is_empty())
+            });
+            let Some(next) = next.cloned() else { return };
+            let prompt = table
+                .get_mut(next.id())
+                .and_then(|n| n.wake_queue.pop_front())
+                .flatten();
+            self.log(format!("{next}: DEQUEUED wake (slot freed)"));
+            if self.launch(table, &next, prompt, None).is_ok() {
+                return;
+            }
+        }
     }
 
     pub(crate) async fn wait(self: &Arc<Self>, h: &Handle, timeout: Option<Duration>) -> TaskResult {
@@ -1034,6 +1176,7 @@ impl Shared {
             HandleState::Suspended if n.cancel.is_none() => {
                 let kind = n.pending.take().map(|r| r.kind).unwrap_or_default();
                 n.pending_input = None;
+                n.budget_approval = None;
                 let drained = std::mem::take(&mut n.drained);
                 for item in drained.into_iter().rev() {
                     n.inbox.push_front(item);

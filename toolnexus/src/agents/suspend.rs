@@ -35,9 +35,8 @@ pub(crate) fn one_shot(answer: Answer) -> WaitFor {
 
 /// `h`'s escalating `wait_for`: the nearest agent on its chain (itself first) that holds
 /// one answers, and `h` is `suspended` meanwhile. `None` when nobody can: the run halts.
-pub(crate) fn escalator(shared: &Arc<Shared>, h: &Handle) -> Option<WaitFor> {
+pub(crate) fn escalator(shared: &Arc<Shared>, table: &Table, h: &Handle) -> Option<WaitFor> {
     let (who, interpreter) = {
-        let table = shared.lock();
         let mut at = table.get(h.id());
         let mut found = None;
         while let Some(n) = at {

@@ -1,0 +1,467 @@
+//! `on_budget` (SPEC §7D budgets: `onBudget → stop | extend | suspend`): what a host decides
+//! when a limit is hit before a turn. Each agent here may spend 4 tokens; every model reply
+//! costs 4, so its first turn runs and its second finds the pool spent.
+
+mod agents_support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolnexus::agents::{
+    AgentDef, AgentRuntime, Budget, BudgetDecision, BudgetExtension, BudgetInfo, Handle, HandleState,
+    LimitName, Registry, RuntimeBuilder, TaskResult, TaskStatus,
+};
+use toolnexus::client::HttpResponse;
+use toolnexus::client::transport::from_fn;
+use toolnexus::suspend::{AnswerReason, WaitFor};
+use toolnexus::{Answer, Request};
+
+async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(20), f)
+        .await
+        .expect("bounded wait")
+}
+
+/// A model answering `reply N` to its N-th request (4 tokens each), counting requests.
+fn runtime() -> (RuntimeBuilder, Arc<AtomicUsize>) {
+    let n = Arc::new(AtomicUsize::new(0));
+    let c = n.clone();
+    let t = from_fn(move |_req| {
+        let k = c.fetch_add(1, Ordering::SeqCst) + 1;
+        async move {
+            Ok(HttpResponse::json(&json!({
+                "choices": [{"message": {"role": "assistant", "content": format!("reply {k}")}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})))
+        }
+    });
+    let b = AgentRuntime::builder()
+        .base_url("http://127.0.0.1:9/v1")
+        .model("m")
+        .api_key("k")
+        .retries(0)
+        .transport(t);
+    (b, n)
+}
+
+fn capped() -> AgentDef {
+    AgentDef::new("a", "does a").budget(Budget::new().max_tokens(4))
+}
+
+/// Run `first`, then wake again with `second`: the second turn meets the spent pool.
+async fn two_turns(rt: &AgentRuntime) -> (Handle, TaskResult) {
+    let first = bounded(rt.run("a", "first")).await.unwrap();
+    assert_eq!((first.status, first.text.as_str()), (TaskStatus::Done, "reply 1"));
+    let h = rt.handle("root/a.1").unwrap();
+    rt.wake(&h, Some("second".to_owned())).unwrap();
+    let r = bounded(rt.wait(&h, None)).await;
+    (h, r)
+}
+
+async fn transcript(rt: &AgentRuntime, h: &Handle) -> Vec<(String, String)> {
+    let msgs = rt
+        .conversation_store()
+        .get(h.id())
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    msgs.iter()
+        .map(|m: &Value| {
+            (
+                m["role"].as_str().unwrap_or_default().to_owned(),
+                m["content"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+    p.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+fn states(rt: &AgentRuntime, h: &Handle) -> Vec<String> {
+    rt.transitions(h).iter().map(ToString::to_string).collect()
+}
+
+#[tokio::test]
+async fn stop_is_incomplete_naming_the_limit_and_the_callback_saw_it() {
+    let seen = Arc::new(Mutex::new(Vec::<BudgetInfo>::new()));
+    let s = seen.clone();
+    let def = capped().on_budget(move |info| {
+        s.lock().unwrap().push(info.clone());
+        BudgetDecision::Stop
+    });
+    let (b, calls) = runtime();
+    let rt = b.build(Registry::new([def]).unwrap()).unwrap();
+    let (h, r) = two_turns(&rt).await;
+    assert_eq!(r.status, TaskStatus::Incomplete);
+    assert_eq!(r.text, "budget exhausted (maxTokens); partial work preserved");
+    assert_eq!(r.limit, Some(LimitName::MaxTokens));
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "the stopped turn never reached the model"
+    );
+    let info = seen.lock().unwrap().clone();
+    assert_eq!(
+        info,
+        [BudgetInfo {
+            handle: h.clone(),
+            agent: "a".to_owned(),
+            limit: LimitName::MaxTokens,
+            exhausted_at: h.clone(),
+            total_tokens: 4,
+        }]
+    );
+    assert_eq!(
+        transcript(&rt, &h).await,
+        pairs(&[("user", "first"), ("assistant", "reply 1")])
+    );
+    assert_eq!(rt.inspect(&h).unwrap().state, HandleState::Idle);
+}
+
+#[tokio::test]
+async fn extend_raises_the_spent_pool_and_the_turn_runs_once_per_extension() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let a = asked.clone();
+    // Extend the first time, stop the second: the third turn ends incomplete.
+    let def = capped().on_budget(move |_| match a.fetch_add(1, Ordering::SeqCst) {
+        0 => BudgetDecision::Extend(BudgetExtension::by(4)),
+        _ => BudgetDecision::Stop,
+    });
+    let (b, calls) = runtime();
+    let rt = b.build(Registry::new([def]).unwrap()).unwrap();
+    let (h, r) = two_turns(&rt).await;
+    assert_eq!(
+        (r.status, r.text.as_str(), r.total_tokens),
+        (TaskStatus::Done, "reply 2", 8)
+    );
+    assert_eq!(rt.remaining_tokens(&h), Some(0));
+    assert_eq!(
+        transcript(&rt, &h).await,
+        pairs(&[
+            ("user", "first"),
+            ("assistant", "reply 1"),
+            ("user", "second"),
+            ("assistant", "reply 2")
+        ])
+    );
+    rt.wake(&h, Some("third".to_owned())).unwrap();
+    let r = bounded(rt.wait(&h, None)).await;
+    assert_eq!(
+        (r.status, r.text.as_str(), r.limit),
+        (
+            TaskStatus::Incomplete,
+            "budget exhausted (maxTokens); partial work preserved",
+            Some(LimitName::MaxTokens)
+        )
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert!(
+        rt.trace()
+            .contains(&"root/a.1: on_budget extend maxTokens at root/a.1 by 4".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn an_extension_that_leaves_the_limit_spent_stops_after_one_question() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let a = asked.clone();
+    let def = capped().on_budget(move |_| {
+        a.fetch_add(1, Ordering::SeqCst);
+        BudgetDecision::Extend(BudgetExtension::by(0))
+    });
+    let (b, calls) = runtime();
+    let rt = b.build(Registry::new([def]).unwrap()).unwrap();
+    let (_, r) = two_turns(&rt).await;
+    assert_eq!(
+        (r.status, r.text.as_str()),
+        (
+            TaskStatus::Incomplete,
+            "budget exhausted (maxTokens); partial work preserved"
+        )
+    );
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "asked once per limit per turn, never looped"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn the_runtime_callback_applies_unless_the_def_sets_its_own() {
+    let (b, _) = runtime();
+    let rt = b
+        .on_budget(|_| BudgetDecision::Extend(BudgetExtension::by(4)))
+        .build(Registry::new([capped()]).unwrap())
+        .unwrap();
+    let (_, r) = two_turns(&rt).await;
+    assert_eq!((r.status, r.text.as_str()), (TaskStatus::Done, "reply 2"));
+
+    let (b, _) = runtime();
+    let rt = b
+        .on_budget(|_| BudgetDecision::Extend(BudgetExtension::by(4)))
+        .build(Registry::new([capped().on_budget(|_| BudgetDecision::Stop)]).unwrap())
+        .unwrap();
+    let (_, r) = two_turns(&rt).await;
+    assert_eq!(
+        r.status,
+        TaskStatus::Incomplete,
+        "the def's callback replaces the runtime's"
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_callback_is_a_stop_with_the_reason() {
+    let def = capped().on_budget(|_| panic!("ledger offline"));
+    let (b, calls) = runtime();
+    let rt = b.build(Registry::new([def]).unwrap()).unwrap();
+    let (h, r) = two_turns(&rt).await;
+    assert_eq!(r.status, TaskStatus::Incomplete);
+    assert_eq!(
+        r.text,
+        "budget exhausted (maxTokens); partial work preserved (on_budget panicked: ledger offline)"
+    );
+    assert_eq!(r.limit, Some(LimitName::MaxTokens));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // The runtime is intact: the handle is idle and answers the next wake.
+    assert_eq!(rt.inspect(&h).unwrap().state, HandleState::Idle);
+    rt.close(&rt.root()).await;
+    assert!(rt.is_quiescent());
+}
+
+#[tokio::test]
+async fn suspend_with_no_interpreter_parks_durably_and_an_ok_answer_runs_the_turn() {
+    let def = capped().on_budget(|_| BudgetDecision::Suspend);
+    let (b, calls) = runtime();
+    let rt = b.build(Registry::new([def]).unwrap()).unwrap();
+    let (h, r) = two_turns(&rt).await;
+    assert_eq!(r.status, TaskStatus::Pending);
+    assert_eq!(
+        r.text,
+        "budget exhausted (maxTokens) for root/a.1: approve to continue"
+    );
+    let req = r.pending.clone().unwrap();
+    assert_eq!(req.kind, "approval");
+    assert_eq!(
+        Value::Object(req.data.clone().unwrap()),
+        json!({"limit": "maxTokens", "path": ["root", "a.1"]})
+    );
+    assert_eq!(rt.inspect(&h).unwrap().state, HandleState::Suspended);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // A wait on the suspended handle answers its pending at once.
+    assert_eq!(bounded(rt.wait(&h, None)).await.status, TaskStatus::Pending);
+
+    let done = bounded(rt.resume(Answer::output(&req.id, "approved")))
+        .await
+        .unwrap();
+    assert_eq!((done.status, done.text.as_str()), (TaskStatus::Done, "reply 2"));
+    assert_eq!(
+        states(&rt, &h),
+        [
+            "idle→running",
+            "running→idle",
+            "idle→running",
+            "running→suspended",
+            "suspended→idle",
+            "idle→running",
+            "running→idle"
+        ]
+    );
+    assert_eq!(
+        transcript(&rt, &h).await,
+        pairs(&[
+            ("user", "first"),
+            ("assistant", "reply 1"),
+            ("user", "second"),
+            ("assistant", "reply 2")
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_declined_durable_approval_stops_incomplete() {
+    let def = capped().on_budget(|_| BudgetDecision::Suspend);
+    let (b, calls) = runtime();
+    let rt = b.build(Registry::new([def]).unwrap()).unwrap();
+    let (h, r) = two_turns(&rt).await;
+    let id = r.pending.unwrap().id;
+    let r = bounded(rt.resume(Answer::declined(id, AnswerReason::Declined)))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.text.as_str(), r.limit),
+        (
+            TaskStatus::Incomplete,
+            "budget exhausted (maxTokens); partial work preserved (approval declined)",
+            Some(LimitName::MaxTokens)
+        )
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(rt.inspect(&h).unwrap().state, HandleState::Idle);
+}
+
+/// An interpreter that records each request and answers `ok`.
+fn interpreter(ok: bool, seen: Arc<Mutex<Vec<Request>>>) -> WaitFor {
+    Arc::new(move |req: Request| {
+        seen.lock().unwrap().push(req.clone());
+        Box::pin(async move {
+            if ok {
+                Answer::output(req.id, "yes")
+            } else {
+                Answer::declined(req.id, AnswerReason::Declined)
+            }
+        })
+    })
+}
+
+#[tokio::test]
+async fn suspend_with_an_interpreter_is_answered_inline() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let def = capped()
+        .on_budget(|_| BudgetDecision::Suspend)
+        .wait_for(interpreter(true, seen.clone()));
+    let (b, calls) = runtime();
+    let rt = b.build(Registry::new([def]).unwrap()).unwrap();
+    let (h, r) = two_turns(&rt).await;
+    assert_eq!((r.status, r.text.as_str()), (TaskStatus::Done, "reply 2"));
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    let asked = seen.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].kind, "approval");
+    assert_eq!(
+        asked[0].prompt,
+        "budget exhausted (maxTokens) for root/a.1: approve to continue"
+    );
+    assert_eq!(
+        states(&rt, &h)[2..],
+        [
+            "idle→running",
+            "running→suspended",
+            "suspended→running",
+            "running→idle"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_inline_refusal_stops_incomplete_before_the_model_is_called() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let def = capped()
+        .on_budget(|_| BudgetDecision::Suspend)
+        .wait_for(interpreter(false, seen.clone()));
+    let (b, calls) = runtime();
+    let rt = b.build(Registry::new([def]).unwrap()).unwrap();
+    let (h, r) = two_turns(&rt).await;
+    assert_eq!(
+        (r.status, r.text.as_str(), r.limit),
+        (
+            TaskStatus::Incomplete,
+            "budget exhausted (maxTokens); partial work preserved (approval declined)",
+            Some(LimitName::MaxTokens)
+        )
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        transcript(&rt, &h).await,
+        pairs(&[("user", "first"), ("assistant", "reply 1")])
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_budget_approval_climbs_to_the_nearest_interpreter_above() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let boss = AgentDef::new("boss", "holds the authority").wait_for(interpreter(true, seen.clone()));
+    let def = capped().on_budget(|_| BudgetDecision::Suspend);
+    let (b, calls) = runtime();
+    let rt = b.build(Registry::new([boss, def]).unwrap()).unwrap();
+    let boss = rt.spawn(&rt.root(), "boss", None).unwrap();
+    let h = rt.spawn(&boss, "a", None).unwrap();
+    assert_eq!(h.id(), "root/boss.1/a.1");
+    for (prompt, reply) in [("first", "reply 1"), ("second", "reply 2")] {
+        rt.wake(&h, Some(prompt.to_owned())).unwrap();
+        let r = bounded(rt.wait(&h, None)).await;
+        assert_eq!((r.status, r.text.as_str()), (TaskStatus::Done, reply));
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    let asked = seen.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        asked[0].prompt,
+        "budget exhausted (maxTokens) for root/boss.1/a.1: approve to continue"
+    );
+    assert!(
+        rt.trace()
+            .contains(&"root/boss.1/a.1: escalate → root/boss.1 answers (nearest interpreter)".to_owned())
+    );
+    assert_eq!(
+        rt.inspect(&boss).unwrap().state,
+        HandleState::Idle,
+        "the interpreter never ran a turn"
+    );
+}
+
+#[tokio::test]
+async fn a_queued_wake_the_budget_stops_passes_the_freed_slot_on() {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let (r2, n) = (release.clone(), Arc::new(AtomicUsize::new(0)));
+    let t = from_fn(move |req| {
+        let k = n.fetch_add(1, Ordering::SeqCst) + 1;
+        let hold = req.json()["messages"].to_string().contains("hold");
+        let release = r2.clone();
+        async move {
+            if hold {
+                bounded(release.notified()).await;
+            }
+            Ok(HttpResponse::json(&json!({
+                "choices": [{"message": {"role": "assistant", "content": format!("reply {k}")}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})))
+        }
+    });
+    let parent = AgentDef::new("p", "parent").budget(Budget::new().max_concurrent(1));
+    let defs = [
+        parent,
+        capped().on_budget(|_| BudgetDecision::Stop),
+        AgentDef::new("y", "y"),
+    ];
+    let (b, _) = runtime();
+    let rt = b.transport(t).build(Registry::new(defs).unwrap()).unwrap();
+    let p = rt.spawn(&rt.root(), "p", None).unwrap();
+    let a = rt.spawn(&p, "a", None).unwrap();
+    rt.wake(&a, Some("first".to_owned())).unwrap();
+    assert_eq!(bounded(rt.wait(&a, None)).await.text, "reply 1");
+    let y1 = rt.spawn(&p, "y", None).unwrap();
+    let y2 = rt.spawn(&p, "y", None).unwrap();
+    rt.wake(&y1, Some("hold".to_owned())).unwrap();
+    rt.wake(&a, Some("second".to_owned())).unwrap();
+    rt.wake(&y2, Some("after".to_owned())).unwrap();
+    assert_eq!(
+        rt.inspect(&y2).unwrap().state,
+        HandleState::Idle,
+        "queued behind y.1"
+    );
+    release.notify_one();
+    assert_eq!(bounded(rt.wait(&y1, None)).await.text, "reply 2");
+    let r = bounded(rt.wait(&a, None)).await;
+    assert_eq!(
+        (r.status, r.limit),
+        (TaskStatus::Incomplete, Some(LimitName::MaxTokens))
+    );
+    let r = bounded(rt.wait(&y2, None)).await;
+    assert_eq!((r.status, r.text.as_str()), (TaskStatus::Done, "reply 3"));
+    let trace = rt.trace();
+    for line in [
+        "root/p.1/a.1: wake QUEUED (parent concurrency 1)",
+        "root/p.1/a.1: DEQUEUED wake (slot freed)",
+        "root/p.1/a.1: wake refused (budget exhausted: maxTokens)",
+        "root/p.1/y.2: DEQUEUED wake (slot freed)",
+    ] {
+        assert!(trace.contains(&line.to_owned()), "{line} in {trace:#?}");
+    }
+}
