@@ -121,7 +121,7 @@ async fn h1_sections_in_order_reach_the_system_prompt() {
         "## SOUL.md\n\nYou are Ava, a calm support assistant.\n\n## USER.md\n\nThe user is Muthu; timezone IST.\n\n\
          ## HEARTBEAT.md\n\nIf it is time, remind about the 3pm sync.\n\n## MEMORY.md\n\n- Onboarded 2026-07."
     );
-    // H1_soulReachesChildSystemPrompt, on a plain client (the child agent needs §7D).
+    // The same soul on a plain client's conversation (the CLI's path).
     let seen = Seen::default();
     let client = persona_client(&persona, model("m-echo-soul", seen.clone()));
     let r = client.run("who are you?", &Toolkit::default()).await.unwrap();
@@ -696,4 +696,68 @@ async fn h5_ticks_coalesce_to_one_turn_on_the_runtime_inbox() {
         "{second}"
     );
     assert!(!second.contains("x1 coalesced"), "{second}");
+}
+
+#[tokio::test]
+async fn h1_soul_reaches_a_child_agents_system_prompt_on_the_runtime() {
+    let f = fixture();
+    assert_eq!(f["expect"]["H1_soulReachesChildSystemPrompt"], true);
+    let dir = home(&f["bootstrapDir"]);
+    let persona = Persona::from_dir(dir.path()).unwrap();
+    // The coordinator (model `coord`) delegates to `ava` through `task` and repeats what it
+    // heard; `ava` inherits the runtime's model, which plays `m-echo-soul`.
+    let seen = Seen::default();
+    let echo = model("m-echo-soul", seen.clone());
+    let coord_seen = Seen::default();
+    let coord_log = coord_seen.clone();
+    let transport = from_fn(move |req| {
+        let body = req.json();
+        let echo = echo.clone();
+        let coord_log = coord_log.clone();
+        async move {
+            if body["model"] != "coord" {
+                return echo.post(req).await;
+            }
+            let heard: Vec<String> = body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "tool")
+                .map(|m| m["content"].as_str().unwrap().to_owned())
+                .collect();
+            coord_log.lock().unwrap().push(body);
+            let reply = match heard.first() {
+                None => Reply::Calls(vec![Call {
+                    id: "call_1".into(),
+                    name: "task".into(),
+                    arguments: json!({"agent": "ava", "prompt": "who are you?"}),
+                }]),
+                Some(h) => Reply::Text(format!("ava said: {h}")),
+            };
+            Ok(HttpResponse::new(
+                200,
+                vec![],
+                openai_response("coord", &reply, (30, 10)),
+            ))
+        }
+    });
+    let clock = VirtualClock::new();
+    let coordinator = AgentDef::new("coordinator", "delegates")
+        .soul("You coordinate.")
+        .model("coord")
+        .team(["ava"]);
+    let rt = persona_runtime(&persona, transport, &clock, vec![coordinator]);
+    let r = rt.run("coordinator", "ask ava").await.unwrap();
+    assert_eq!(
+        r.text,
+        "ava said: sections:[SOUL.md,USER.md,HEARTBEAT.md,MEMORY.md]"
+    );
+    let ids: Vec<String> = rt.list().into_iter().map(|v| v.id).collect();
+    assert_eq!(ids, ["root/coordinator.1", "root/coordinator.1/ava.1"]);
+    // The child's request carries the persona's soul verbatim as its system prompt; the
+    // coordinator's does not.
+    let child = seen.lock().unwrap();
+    assert_eq!(child.len(), 1);
+    assert_eq!(system_of(&child[0]), persona.soul());
+    assert_eq!(system_of(&coord_seen.lock().unwrap()[0]), "You coordinate.");
 }
