@@ -783,46 +783,46 @@ fn seeded(given: &Value) -> Vec<Value> {
     out
 }
 
-/// The §7F compactor of the fixture, as a `before_llm` hook: over `maxTokens` (4 chars a
-/// token), keep the leading system message verbatim, summarize the head, keep a tail of
-/// at most `keepTail` tokens that begins at a user turn.
+/// The library's §7F compactor with the fixture's options (its `summarize` returns the
+/// literal `SUMMARY-OF-HEAD`), as a `before_llm` hook.
 fn compactor(opts: &Value) -> toolnexus::client::Hooks {
-    let max = opts["maxTokens"].as_u64().unwrap() as usize;
-    let keep = opts["keepTail"].as_u64().unwrap() as usize;
-    toolnexus::client::Hooks::new().before_llm(move |req| async move {
-        let tokens = |m: &Value| m["content"].as_str().map_or(0, |s| s.len() / 4);
-        let messages = req.messages;
-        if messages.iter().map(tokens).sum::<usize>() <= max {
-            return Ok(None);
-        }
-        let mut start = messages.len();
-        let mut used = 0;
-        while start > 1 && used + tokens(&messages[start - 1]) <= keep {
-            used += tokens(&messages[start - 1]);
-            start -= 1;
-        }
-        while start < messages.len() && messages[start]["role"] != "user" {
-            start += 1;
-        }
-        let mut out = vec![
-            messages[0].clone(),
-            json!({"role": "user", "content": "SUMMARY-OF-HEAD"}),
-        ];
-        out.extend_from_slice(&messages[start..]);
-        Ok(Some(toolnexus::client::hooks::LlmOverride {
-            messages: Some(out),
-            ..Default::default()
-        }))
-    })
+    let summarize = |_older: Vec<Value>| {
+        std::future::ready(Ok::<_, toolnexus::client::BoxError>("SUMMARY-OF-HEAD".to_owned()))
+    };
+    let options =
+        toolnexus::compaction::CompactorOptions::new(opts["maxTokens"].as_u64().unwrap() as usize, summarize)
+            .keep_tail(opts["keepTail"].as_u64().unwrap() as usize);
+    toolnexus::compaction::compactor(options).hooks()
 }
 
-async fn seeded_agent(given: &Value, suspend: bool) -> (AgentRuntime, Handle, Arc<Mutex<Vec<Value>>>) {
+/// The wire form of the compactor's summary message.
+const SUMMARY: &str = "[Summary of earlier conversation]\nSUMMARY-OF-HEAD";
+
+/// Where the compactor is attached: the agent's def (the fixture's `attachedVia`) or the
+/// runtime (§7F allows either).
+#[derive(Clone, Copy)]
+enum Via {
+    Def,
+    Runtime,
+}
+
+async fn seeded_agent(
+    given: &Value,
+    suspend: bool,
+    via: Via,
+) -> (AgentRuntime, Handle, Arc<Mutex<Vec<Value>>>) {
     let (t, bodies) = plain_model(suspend);
-    let mut def = AgentDef::new("a", "x").hooks(compactor(&given["compactorOptions"]));
+    let hooks = compactor(&given["compactorOptions"]);
+    let mut def = AgentDef::new("a", "x");
+    let mut builder = plain_runtime(t);
+    match via {
+        Via::Def => def = def.hooks(hooks),
+        Via::Runtime => builder = builder.hooks(hooks),
+    }
     if suspend {
         def = def.uses([tool("check_secret")]);
     }
-    let rt = plain_runtime(t).build(Registry::new([def]).unwrap()).unwrap();
+    let rt = builder.build(Registry::new([def]).unwrap()).unwrap();
     let h = rt.spawn(&rt.root(), "a", None).unwrap();
     rt.conversation_store().save(h.id(), seeded(given)).await.unwrap();
     (rt, h, bodies)
@@ -831,8 +831,18 @@ async fn seeded_agent(given: &Value, suspend: bool) -> (AgentRuntime, Handle, Ar
 #[tokio::test]
 async fn hooks_h5_a_per_agent_compactor_compacts_an_agent_run() {
     let sc = hooks_scenario("H5");
+    assert_eq!(sc["given"]["attachedVia"], "the agent def's hooks.beforeLLM");
+    h5_compacts(&sc, Via::Def).await;
+}
+
+#[tokio::test]
+async fn hooks_h5_a_runtime_wide_compactor_compacts_an_agent_run_too() {
+    h5_compacts(&hooks_scenario("H5"), Via::Runtime).await;
+}
+
+async fn h5_compacts(sc: &Value, via: Via) {
     let (given, expect) = (&sc["given"], &sc["expect"]);
-    let (rt, h, bodies) = seeded_agent(given, false).await;
+    let (rt, h, bodies) = seeded_agent(given, false, via).await;
     let stored = rt.conversation_store().get(h.id()).await.unwrap().unwrap();
     assert_eq!(
         stored.len() as u64,
@@ -850,7 +860,20 @@ async fn hooks_h5_a_per_agent_compactor_compacts_an_agent_run() {
         &bodies,
         expect["wireTranscriptContains"].as_str().unwrap()
     ));
-    assert_eq!(wire[2]["role"], "user", "the tail begins at a user turn");
+    // [soul verbatim, summary, the tail from a user turn]: with a 80-token tail budget and
+    // 200-char messages, only the new user turn fits.
+    assert_eq!(wire.len(), 3, "{wire:#?}");
+    assert_eq!(wire[1], json!({"role": "system", "content": SUMMARY}));
+    assert_eq!(
+        wire[2],
+        json!({"role": "user", "content": "go"}),
+        "the tail begins at a user turn"
+    );
+    // A turn that completes keeps what the model saw, plus its reply (§7F: the rewrite is
+    // the working transcript).
+    let after = rt.conversation_store().get(h.id()).await.unwrap().unwrap();
+    assert_eq!(after[..3], wire[..]);
+    assert_eq!(after[3], json!({"role": "assistant", "content": "ok"}));
 }
 
 #[tokio::test]
@@ -858,11 +881,15 @@ async fn hooks_h6_a_compacted_turn_that_suspends_is_rewound_whole() {
     let sc = hooks_scenario("H6");
     let given = &hooks_scenario("H5")["given"];
     let expect = &sc["expect"];
-    let (rt, h, bodies) = seeded_agent(given, true).await;
+    let (rt, h, bodies) = seeded_agent(given, true, Via::Def).await;
     rt.wake(&h, Some("go".into())).unwrap();
     let r = bounded(rt.wait(&h, None)).await;
     assert_eq!(r.status.as_str(), expect["status"]);
-    assert!(wire_has(&bodies, "SUMMARY-OF-HEAD"), "the turn compacted");
+    assert_eq!(
+        bodies.lock().unwrap()[0]["messages"][1]["content"],
+        SUMMARY,
+        "the turn compacted"
+    );
     let stored = rt.conversation_store().get(h.id()).await.unwrap().unwrap();
     assert_eq!(
         stored.len() as u64,
@@ -873,6 +900,19 @@ async fn hooks_h6_a_compacted_turn_that_suspends_is_rewound_whole() {
         seeded(given),
         "the full pre-turn checkpoint, not the compacted head"
     );
+    // The resumed replay starts from that full checkpoint and compacts again.
+    let answer = Answer {
+        id: r.pending.unwrap().id,
+        ok: true,
+        data: None,
+        reason: None,
+    };
+    let done = bounded(rt.resume(answer)).await.unwrap();
+    assert_eq!(done.text, "ok");
+    let wires = bodies.lock().unwrap();
+    let replay = wires[1]["messages"].as_array().unwrap();
+    assert_eq!(replay[0]["content"], "SOUL-VERBATIM");
+    assert_eq!(replay[1]["content"], SUMMARY, "the replay compacted again");
 }
 
 /// `unsetIsByteIdentical`: with neither seam set, a handle's wire bodies are exactly those

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolnexus::agents::{AgentDef, AgentRuntime, Registry, VirtualClock};
 use toolnexus::client::transport::{HttpResponse, HttpTransport, from_fn};
 use toolnexus::client::{Client, Style};
 use toolnexus::persona::{
@@ -120,7 +121,7 @@ async fn h1_sections_in_order_reach_the_system_prompt() {
         "## SOUL.md\n\nYou are Ava, a calm support assistant.\n\n## USER.md\n\nThe user is Muthu; timezone IST.\n\n\
          ## HEARTBEAT.md\n\nIf it is time, remind about the 3pm sync.\n\n## MEMORY.md\n\n- Onboarded 2026-07."
     );
-    // H1_soulReachesChildSystemPrompt, on a plain client (the child agent needs §7D).
+    // The same soul on a plain client's conversation (the CLI's path).
     let seen = Seen::default();
     let client = persona_client(&persona, model("m-echo-soul", seen.clone()));
     let r = client.run("who are you?", &Toolkit::default()).await.unwrap();
@@ -536,4 +537,227 @@ async fn h5_ticks_coalesce_into_one_turn() {
     heartbeat.beat(&mut convo).await.unwrap();
     assert_eq!(turns.load(Ordering::SeqCst), 2);
     assert!(!heartbeat.ticks().is_pending());
+}
+
+/// A runtime whose agent `ava` carries the persona's soul, on a virtual clock.
+fn persona_runtime(
+    persona: &Persona,
+    transport: Arc<dyn HttpTransport>,
+    clock: &VirtualClock,
+    defs: Vec<AgentDef>,
+) -> AgentRuntime {
+    let mut all = vec![AgentDef::new("ava", "the persona").soul(persona.soul())];
+    all.extend(defs);
+    AgentRuntime::builder()
+        .base_url("http://127.0.0.1:9/v1")
+        .style(Style::OpenAi)
+        .model("mock-model")
+        .api_key("test-key")
+        .transport(transport)
+        .clock(Arc::new(clock.clone()))
+        .build(Registry::new(all).unwrap())
+        .unwrap()
+}
+
+/// Yield until `cond` holds; bounded at 10 s of real time.
+async fn until(what: &str, mut cond: impl FnMut() -> bool) {
+    let polled = tokio::time::timeout(Duration::from_secs(10), async {
+        while !cond() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await;
+    assert!(polled.is_ok(), "timed out waiting for {what}");
+}
+
+#[tokio::test]
+async fn h5_start_agent_beats_on_the_runtime_clock_silent_ok_and_due_report() {
+    let f = fixture();
+    let dir = home(&f["bootstrapDir"]);
+    // Not due first: HEARTBEAT_OK stays silent.
+    std::fs::write(
+        dir.path().join("HEARTBEAT.md"),
+        f["heartbeatNotDue"]["HEARTBEAT.md"].as_str().unwrap(),
+    )
+    .unwrap();
+    let persona = Persona::from_dir(dir.path()).unwrap();
+    let seen = Seen::default();
+    let clock = VirtualClock::new();
+    let rt = persona_runtime(&persona, model("m-heartbeat", seen.clone()), &clock, vec![]);
+    let reports = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = reports.clone();
+    let started = rt
+        .start_agent("ava", Duration::from_secs(1800), move |r| {
+            sink.lock().unwrap().push(r)
+        })
+        .unwrap();
+    let h = started.handle().clone();
+    assert_eq!(h.id(), "root/ava.1");
+    until("the heartbeat's sleep", || clock.sleepers() == 1).await;
+    // Nothing happens before a full period.
+    clock.advance(Duration::from_secs(1799));
+    tokio::task::yield_now().await;
+    assert!(seen.lock().unwrap().is_empty());
+    clock.advance(Duration::from_secs(1));
+    until("the first beat's turn", || rt.inspect(&h).unwrap().turns == 1).await;
+    let r = rt.wait(&h, None).await;
+    assert_eq!(r.text, "HEARTBEAT_OK");
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1);
+        assert!(system_of(&seen[0]).contains("## HEARTBEAT.md"));
+        assert!(
+            last_user(&seen[0]).starts_with(HEARTBEAT_PROMPT),
+            "{}",
+            last_user(&seen[0])
+        );
+    }
+    assert!(reports.lock().unwrap().is_empty());
+
+    // A persona whose HEARTBEAT.md is due: its report reaches on_beat.
+    let dir = home(&f["bootstrapDir"]);
+    let persona = Persona::from_dir(dir.path()).unwrap();
+    let clock = VirtualClock::new();
+    let rt = persona_runtime(&persona, model("m-heartbeat", Seen::default()), &clock, vec![]);
+    let sink = reports.clone();
+    let _started = rt
+        .start_agent("ava", Duration::from_secs(60), move |r| {
+            sink.lock().unwrap().push(r)
+        })
+        .unwrap();
+    until("the heartbeat's sleep", || clock.sleepers() == 1).await;
+    clock.advance(Duration::from_secs(60));
+    until("the report", || !reports.lock().unwrap().is_empty()).await;
+    let want = f["expect"]["H5_dueHeartbeatSurfaces"]["beatContains"]
+        .as_str()
+        .unwrap();
+    let got = reports.lock().unwrap().clone();
+    assert_eq!(got, ["Reminder: 3pm sync 🔔"]);
+    assert!(got[0].contains(want));
+}
+
+#[tokio::test]
+async fn h5_ticks_coalesce_to_one_turn_on_the_runtime_inbox() {
+    let f = fixture();
+    assert_eq!(f["expect"]["H5_ticksCoalesceToOneTurn"], true);
+    let dir = home(&f["bootstrapDir"]);
+    let persona = Persona::from_dir(dir.path()).unwrap();
+    // The first turn's model call is held until released, so ticks arrive mid-turn.
+    let release = Arc::new(tokio::sync::Notify::new());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Seen::default();
+    let inner = model("m-heartbeat", seen.clone());
+    let (gate, counter) = (release.clone(), calls.clone());
+    let transport = from_fn(move |req| {
+        let first = counter.fetch_add(1, Ordering::SeqCst) == 0;
+        let (inner, gate) = (inner.clone(), gate.clone());
+        async move {
+            if first {
+                gate.notified().await;
+            }
+            inner.post(req).await
+        }
+    });
+    let clock = VirtualClock::new();
+    let rt = persona_runtime(&persona, transport, &clock, vec![]);
+    let reports = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = reports.clone();
+    let every = Duration::from_secs(60);
+    let started = rt
+        .start_agent("ava", every, move |r| sink.lock().unwrap().push(r))
+        .unwrap();
+    let h = started.handle().clone();
+    let beat = || {
+        let clock = clock.clone();
+        async move {
+            until("the heartbeat's sleep", || clock.sleepers() == 1).await;
+            clock.advance(every);
+        }
+    };
+    beat().await;
+    until("the first model call", || calls.load(Ordering::SeqCst) == 1).await;
+    // Three ticks while the beat's turn runs: they wait in the inbox, no new turn.
+    for waiting in 1..=3 {
+        beat().await;
+        until("the tick", || rt.inspect(&h).unwrap().inbox == waiting).await;
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    release.notify_one();
+    until("the first report", || reports.lock().unwrap().len() == 1).await;
+    assert_eq!(rt.inspect(&h).unwrap().inbox, 3);
+    // The next beat finds it idle: the three waiting ticks and its own make ONE turn.
+    beat().await;
+    until("the second report", || reports.lock().unwrap().len() == 2).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(rt.inspect(&h).unwrap().inbox, 0);
+    let second = last_user(&seen.lock().unwrap()[1]);
+    assert!(
+        second.contains("[from=clock channel=timer] tick (x4 coalesced)"),
+        "{second}"
+    );
+    assert!(!second.contains("x1 coalesced"), "{second}");
+}
+
+#[tokio::test]
+async fn h1_soul_reaches_a_child_agents_system_prompt_on_the_runtime() {
+    let f = fixture();
+    assert_eq!(f["expect"]["H1_soulReachesChildSystemPrompt"], true);
+    let dir = home(&f["bootstrapDir"]);
+    let persona = Persona::from_dir(dir.path()).unwrap();
+    // The coordinator (model `coord`) delegates to `ava` through `task` and repeats what it
+    // heard; `ava` inherits the runtime's model, which plays `m-echo-soul`.
+    let seen = Seen::default();
+    let echo = model("m-echo-soul", seen.clone());
+    let coord_seen = Seen::default();
+    let coord_log = coord_seen.clone();
+    let transport = from_fn(move |req| {
+        let body = req.json();
+        let echo = echo.clone();
+        let coord_log = coord_log.clone();
+        async move {
+            if body["model"] != "coord" {
+                return echo.post(req).await;
+            }
+            let heard: Vec<String> = body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "tool")
+                .map(|m| m["content"].as_str().unwrap().to_owned())
+                .collect();
+            coord_log.lock().unwrap().push(body);
+            let reply = match heard.first() {
+                None => Reply::Calls(vec![Call {
+                    id: "call_1".into(),
+                    name: "task".into(),
+                    arguments: json!({"agent": "ava", "prompt": "who are you?"}),
+                }]),
+                Some(h) => Reply::Text(format!("ava said: {h}")),
+            };
+            Ok(HttpResponse::new(
+                200,
+                vec![],
+                openai_response("coord", &reply, (30, 10)),
+            ))
+        }
+    });
+    let clock = VirtualClock::new();
+    let coordinator = AgentDef::new("coordinator", "delegates")
+        .soul("You coordinate.")
+        .model("coord")
+        .team(["ava"]);
+    let rt = persona_runtime(&persona, transport, &clock, vec![coordinator]);
+    let r = rt.run("coordinator", "ask ava").await.unwrap();
+    assert_eq!(
+        r.text,
+        "ava said: sections:[SOUL.md,USER.md,HEARTBEAT.md,MEMORY.md]"
+    );
+    let ids: Vec<String> = rt.list().into_iter().map(|v| v.id).collect();
+    assert_eq!(ids, ["root/coordinator.1", "root/coordinator.1/ava.1"]);
+    // The child's request carries the persona's soul verbatim as its system prompt; the
+    // coordinator's does not.
+    let child = seen.lock().unwrap();
+    assert_eq!(child.len(), 1);
+    assert_eq!(system_of(&child[0]), persona.soul());
+    assert_eq!(system_of(&coord_seen.lock().unwrap()[0]), "You coordinate.");
 }

@@ -15,6 +15,7 @@
 //! | the two delivery rails, [`InboxItem`] | `delivery.rs` |
 //! | escalation and [`AgentRuntime::resume`] | `suspend.rs` |
 //! | [`Clock`], [`SystemClock`], [`VirtualClock`] | `clock.rs` |
+//! | §7E heartbeat: [`AgentRuntime::start_agent`], [`StartedAgent`] | `heartbeat.rs` |
 //! | `Agent::serve`: §7B's A2A serve of an agent (feature `serve`) | `serve.rs` |
 //!
 //! Each handle's turn is one `Client::run_with` of a client the runtime builds for it:
@@ -64,6 +65,7 @@ mod delivery;
 mod error;
 mod gate;
 mod handle;
+mod heartbeat;
 mod runtime;
 #[cfg(all(feature = "a2a", feature = "serve", feature = "skills"))]
 mod serve;
@@ -77,4 +79,5 @@ pub use def::{AgentDef, INHERIT, OnClose, OnSpawn, Registry};
 pub use delivery::{EXTERNAL, InboxItem, TIMER};
 pub use error::{AgentError, DefError, ResumeError, SpawnError, VerbError, ZeroBudget};
 pub use handle::{CloseReason, Handle, HandleState, HandleView, TaskResult, TaskStatus, Transition};
+pub use heartbeat::StartedAgent;
 pub use runtime::{AgentRuntime, ROOT, RuntimeBuilder};

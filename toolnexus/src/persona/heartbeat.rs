@@ -4,8 +4,9 @@
 //! [`Beat::Report`] for the host.
 //!
 //! Who posts the ticks is the seam: [`Heartbeat::every`] runs a tokio interval, a host's
-//! inbound channel or a test posts them by hand, and the §7D agent runtime can post them
-//! from its injectable clock.
+//! inbound channel or a test posts them by hand. On the §7D agent runtime,
+//! [`AgentRuntime::start_agent`](crate::agents::AgentRuntime::start_agent) is the heartbeat:
+//! ticks go to the agent's own inbox on the runtime's injectable clock.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
