@@ -598,6 +598,7 @@ async fn h5_start_agent_beats_on_the_runtime_clock_silent_ok_and_due_report() {
     clock.advance(Duration::from_secs(1799));
     tokio::task::yield_now().await;
     assert!(seen.lock().unwrap().is_empty());
+    assert_eq!(clock.sleepers(), 1, "still asleep one second short of the period");
     clock.advance(Duration::from_secs(1));
     until("the first beat's turn", || rt.inspect(&h).unwrap().turns == 1).await;
     let r = rt.wait(&h, None).await;
@@ -613,6 +614,14 @@ async fn h5_start_agent_beats_on_the_runtime_clock_silent_ok_and_due_report() {
         );
     }
     assert!(reports.lock().unwrap().is_empty());
+    // Dropping the started agent stops its heartbeat; the agent itself stays usable.
+    until("the next sleep", || clock.sleepers() == 1).await;
+    drop(started);
+    until("the heartbeat to stop", || clock.sleepers() == 0).await;
+    assert_eq!(
+        rt.inspect(&h).unwrap().state,
+        toolnexus::agents::HandleState::Idle
+    );
 
     // A persona whose HEARTBEAT.md is due: its report reaches on_beat.
     let dir = home(&f["bootstrapDir"]);
