@@ -29,6 +29,30 @@ pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     msg
 }
 
+/// Why a capped body read stopped.
+#[cfg(any(feature = "builtins", feature = "a2a"))]
+#[derive(Debug)]
+pub(crate) enum BodyError {
+    /// The transport failed mid-body.
+    Transport(reqwest::Error),
+    /// The body passed the cap.
+    TooLarge,
+}
+
+/// A response body read chunk by chunk and refused once it passes `max` bytes: a server
+/// cannot make us buffer without bound, whatever its `Content-Length` says.
+#[cfg(any(feature = "builtins", feature = "a2a"))]
+pub(crate) async fn read_capped(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, BodyError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(BodyError::Transport)? {
+        if body.len() + chunk.len() > max {
+            return Err(BodyError::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 /// A reqwest client builder on the shared TLS configuration.
 pub(crate) fn client_builder() -> reqwest::ClientBuilder {
     static SHARED: OnceLock<Option<SharedTls>> = OnceLock::new();

@@ -586,15 +586,15 @@ fn transport_message(e: reqwest::Error) -> String {
 }
 
 /// The body, up to [`MAX_RESPONSE_BYTES`].
-async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(transport_message)? {
-        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-            return Err(format!("the answer exceeds the {MAX_RESPONSE_BYTES}-byte limit"));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+async fn read_limited(response: reqwest::Response) -> Result<Vec<u8>, String> {
+    crate::net::read_capped(response, MAX_RESPONSE_BYTES)
+        .await
+        .map_err(|e| match e {
+            crate::net::BodyError::Transport(e) => transport_message(e),
+            crate::net::BodyError::TooLarge => {
+                format!("the answer exceeds the {MAX_RESPONSE_BYTES}-byte limit")
+            }
+        })
 }
 
 /// The start of a body for an error message.

@@ -106,7 +106,7 @@ async fn run(args: Value) -> Result<ToolResult, String> {
         ));
     }
     let fetch = async {
-        let mut resp = client()?
+        let resp = client()?
             .get(parsed)
             .send()
             .await
@@ -120,20 +120,17 @@ async fn run(args: Value) -> Result<ToolResult, String> {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.to_ascii_lowercase().contains("html"));
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| {
-            format!(
-                "webfetch: reading the body of {url} failed: {}",
-                crate::net::error_chain(&e)
-            )
-        })? {
-            if body.len() + chunk.len() > MAX_BODY_BYTES {
-                return Err(format!(
-                    "webfetch: the body of {url} exceeds the {MAX_BODY_BYTES}-byte limit"
-                ));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = crate::net::read_capped(resp, MAX_BODY_BYTES)
+            .await
+            .map_err(|e| match e {
+                crate::net::BodyError::Transport(e) => format!(
+                    "webfetch: reading the body of {url} failed: {}",
+                    crate::net::error_chain(&e)
+                ),
+                crate::net::BodyError::TooLarge => {
+                    format!("webfetch: the body of {url} exceeds the {MAX_BODY_BYTES}-byte limit")
+                }
+            })?;
         let body = String::from_utf8_lossy(&body);
         let output = match format {
             Format::Html => body.into_owned(),

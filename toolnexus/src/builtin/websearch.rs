@@ -274,26 +274,23 @@ async fn search(
             }
         }
     };
-    let mut reply = request
+    let reply = request
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await
         .map_err(|e| format!("websearch: cannot reach {host}: {}", crate::net::error_chain(&e)))?;
     let status = reply.status();
-    let mut body = Vec::new();
-    while let Some(chunk) = reply.chunk().await.map_err(|e| {
-        format!(
-            "websearch: reading the reply of {host} failed: {}",
-            crate::net::error_chain(&e)
-        )
-    })? {
-        if body.len() + chunk.len() > MAX_REPLY_BYTES {
-            return Err(format!(
-                "websearch: the reply of {host} exceeds the {MAX_REPLY_BYTES}-byte limit"
-            ));
-        }
-        body.extend_from_slice(&chunk);
-    }
+    let body = crate::net::read_capped(reply, MAX_REPLY_BYTES)
+        .await
+        .map_err(|e| match e {
+            crate::net::BodyError::Transport(e) => format!(
+                "websearch: reading the reply of {host} failed: {}",
+                crate::net::error_chain(&e)
+            ),
+            crate::net::BodyError::TooLarge => {
+                format!("websearch: the reply of {host} exceeds the {MAX_REPLY_BYTES}-byte limit")
+            }
+        })?;
     if !status.is_success() {
         let text = String::from_utf8_lossy(&body);
         let detail = clip(text.trim(), MAX_TITLE_CHARS);
