@@ -4,7 +4,7 @@
 //!   card and [`Agent::tools`] turns each of its skills into a [`Tool`](crate::Tool) that
 //!   submits a task and polls it to the end. The config file's `agents` block is read by
 //!   [`config`].
-//! - **Inbound** (SPEC §7B, features `a2a` + `serve` + `client`): [`A2aServer`] serves a
+//! - **Inbound** (SPEC §7B, features `a2a` + `serve` + `client`): `A2aServer` serves a
 //!   toolkit as an agent — its skills on the card, each task fulfilled by the client loop.
 //!
 //! Both speak the SPEC's JSON subset and A2A 1.0, the dialect of the `a2a-sdk` (Python)
