@@ -1,5 +1,13 @@
-//! A toolkit served as an MCP server (SPEC §7C): streamable HTTP at `/mcp`, stateless,
+//! A toolkit served as an MCP server (SPEC §7C): streamable HTTP at `/mcp`,
 //! `tools/list` + `tools/call` straight onto [`Tool::execute`](crate::Tool::execute).
+//!
+//! Sessions are stateful: `initialize` answers with an `Mcp-Session-Id`, a `GET` opens the
+//! session's event stream, a `DELETE` ends it. At most [`McpServeConfig::max_sessions`]
+//! live at once (one more `initialize` is refused with 503) and a session idle for
+//! [`McpServeConfig::session_idle`] is dropped. A `tools/call` that carries a
+//! `progressToken` has its tool's progress (an upstream MCP server's too, when the toolkit
+//! is a gateway) sent back as `notifications/progress`; the client's
+//! `notifications/cancelled` cancels the call's [`ToolContext`] (and so the upstream call).
 //!
 //! This module is the profile — what `/mcp` answers; [`crate::serve::serve`] mounts it on a
 //! guarded listener (Host and Origin checks, bearer token, limits), beside the A2A profile.
@@ -25,13 +33,18 @@ use std::collections::HashMap;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use axum::extract::Request;
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{RoleServer, ServerHandler};
@@ -39,7 +52,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::content::{ContentPart, MediaSource};
-use crate::context::ToolContext;
+use crate::context::{Progress, ToolContext};
 use crate::result::ToolResult;
 use crate::tool::{Tool, ToolSource};
 use crate::toolkit::Toolkit;
@@ -48,6 +61,14 @@ use crate::toolkit::Toolkit;
 pub const DEFAULT_NAME: &str = "toolnexus";
 /// Default `serverInfo.version`.
 pub const DEFAULT_VERSION: &str = "0.1.0";
+/// Default [`McpServeConfig::max_sessions`].
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+/// Default [`McpServeConfig::session_idle`]: five minutes, rmcp's own default.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
+/// How many progress reports of one call may wait to be sent; past that, reports are
+/// dropped (the next one says as much), so a tool that reports faster than the client
+/// reads cannot grow memory.
+const PROGRESS_BACKLOG: usize = 64;
 
 /// One inbound `tools/call`, reported to [`McpServeConfig::on_call`] after it finished.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,8 +86,9 @@ pub struct CallEvent {
 /// The per-call callback; a panic inside it is contained.
 pub type OnCall = Arc<dyn Fn(&CallEvent) + Send + Sync>;
 
-/// The MCP serve profile (SPEC §7C `MCPServeConfig`) plus the `on_call` hook.
-#[derive(Clone, Default)]
+/// The MCP serve profile (SPEC §7C `MCPServeConfig`) plus the `on_call` hook and the
+/// session bounds.
+#[derive(Clone)]
 pub struct McpServeConfig {
     /// `serverInfo.name`; `"toolnexus"` when `None`.
     pub name: Option<String>,
@@ -76,6 +98,25 @@ pub struct McpServeConfig {
     pub tools: Option<Vec<String>>,
     /// Called once per `tools/call` with its outcome.
     pub on_call: Option<OnCall>,
+    /// The most sessions alive at once; an `initialize` past it is refused with
+    /// `503 Service Unavailable` until one ends (`DELETE`) or expires.
+    pub max_sessions: usize,
+    /// A session that sees no request for this long is dropped; its id then answers 404,
+    /// which tells a client to initialize again.
+    pub session_idle: Duration,
+}
+
+impl Default for McpServeConfig {
+    fn default() -> Self {
+        Self {
+            name: None,
+            version: None,
+            tools: None,
+            on_call: None,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle: DEFAULT_SESSION_IDLE,
+        }
+    }
 }
 
 impl fmt::Debug for McpServeConfig {
@@ -85,6 +126,8 @@ impl fmt::Debug for McpServeConfig {
             .field("version", &self.version)
             .field("tools", &self.tools)
             .field("on_call", &self.on_call.is_some())
+            .field("max_sessions", &self.max_sessions)
+            .field("session_idle", &self.session_idle)
             .finish()
     }
 }
@@ -92,15 +135,57 @@ impl fmt::Debug for McpServeConfig {
 /// The `/mcp` route. The Host check is the listener's (every route, every bind address),
 /// so rmcp's own, which covers `/mcp` alone, is off.
 pub(crate) fn router(toolkit: &Toolkit, options: McpServeConfig, cancel: CancellationToken) -> axum::Router {
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(options.session_idle);
+    let sessions = Arc::new(sessions);
+    let cap = SessionCap {
+        sessions: sessions.clone(),
+        max: options.max_sessions,
+        admitting: Arc::new(tokio::sync::Mutex::new(())),
+    };
     let gateway = Gateway::new(toolkit, options);
     let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
+        .with_legacy_session_mode(true)
         .with_cancellation_token(cancel)
         .disable_allowed_hosts();
     let service: StreamableHttpService<Gateway, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(gateway.clone()), Default::default(), config);
-    axum::Router::new().nest_service("/mcp", service)
+        StreamableHttpService::new(move || Ok(gateway.clone()), sessions, config);
+    axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(move |request, next| {
+            cap.clone().admit(request, next)
+        }))
+}
+
+/// The bound on live sessions, checked before rmcp creates one.
+#[derive(Clone)]
+struct SessionCap {
+    sessions: Arc<LocalSessionManager>,
+    max: usize,
+    /// Held while one session-less POST (an `initialize`) is handled, so two of them cannot
+    /// both see the last free place.
+    admitting: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl SessionCap {
+    async fn admit(self, request: Request, next: Next) -> Response {
+        let opens_session =
+            request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
+        if !opens_session {
+            return next.run(request).await;
+        }
+        let _admitting = self.admitting.lock().await;
+        let live = self.sessions.sessions.read().await.len();
+        if live >= self.max {
+            let message = format!(
+                "this MCP server has {live} sessions open, its limit (max_sessions = {}); \
+                 retry later, or end an unused session with DELETE",
+                self.max
+            );
+            return (StatusCode::SERVICE_UNAVAILABLE, [("retry-after", "5")], message).into_response();
+        }
+        next.run(request).await
+    }
 }
 
 #[derive(Clone)]
@@ -166,10 +251,25 @@ impl ServerHandler for Gateway {
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
         let started = Instant::now();
+        let mut ctx = ToolContext::default().with_cancel(context.ct.clone());
+        let relay = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressRelay::start(context.peer.clone(), token));
+        if let Some(relay) = &relay {
+            ctx = relay.attach(ctx);
+        }
         // `execute` contains panics and honours the request's cancellation.
-        let result = tool
-            .execute(args, ToolContext::default().with_cancel(context.ct.clone()))
-            .await;
+        let result = tool.execute(args, ctx).await;
+        if let Some(relay) = relay {
+            // Every report goes out before the result does.
+            relay.finish().await;
+        }
+        if result.is_error
+            && let Some(http) = context.extensions.get::<axum::http::request::Parts>()
+        {
+            crate::serve::log::note_failed(&http.extensions);
+        }
         if let Some(on_call) = &self.0.on_call {
             let event = CallEvent {
                 name: tool.name().to_owned(),
@@ -180,6 +280,52 @@ impl ServerHandler for Gateway {
             let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_call(&event)));
         }
         Ok(to_call_result(tool, &result).into())
+    }
+}
+
+/// Sends a call's progress to the client as `notifications/progress` under the client's
+/// token, in order, from one task (the tool's callback is synchronous).
+struct ProgressRelay {
+    tx: tokio::sync::mpsc::Sender<Progress>,
+    done: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ProgressRelay {
+    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Progress>(PROGRESS_BACKLOG);
+        let done = CancellationToken::new();
+        let finished = done.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let next = tokio::select! {
+                    biased;
+                    p = rx.recv() => p,
+                    // The call is over: send what is queued, then stop, even if the tool
+                    // left a clone of its context (and so of the sender) behind.
+                    () = finished.cancelled() => rx.try_recv().ok(),
+                };
+                let Some(p) = next else { break };
+                let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+                param.total = p.total;
+                param.message = p.message;
+                // A client that went away cannot be told; the call still finishes.
+                let _ = peer.notify_progress(param).await;
+            }
+        });
+        Self { tx, done, task }
+    }
+
+    fn attach(&self, ctx: ToolContext) -> ToolContext {
+        let tx = self.tx.clone();
+        ctx.with_progress(move |p| {
+            let _ = tx.try_send(p);
+        })
+    }
+
+    async fn finish(self) {
+        self.done.cancel();
+        let _ = self.task.await;
     }
 }
 
