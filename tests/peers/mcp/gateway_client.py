@@ -1,0 +1,73 @@
+"""A client of a toolnexus MCP gateway written with the Python `mcp` SDK (1.x), the peer of
+tests/mcp_gateway.rs. It prints one JSON object with what it saw.
+
+Usage: gateway_client.py URL progress | cancel
+  progress  call `py_slow` (3 steps) with a progress callback: the relayed progress and result.
+  cancel    call `py_slow` (100 steps), and after its first progress report send
+            notifications/cancelled for that request: the progress seen before the cancel.
+"""
+
+import json
+import sys
+
+import anyio
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamablehttp_client
+
+URL, MODE = sys.argv[1], sys.argv[2]
+
+
+async def progress(session: ClientSession) -> dict:
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append([progress, total, message])
+
+    result = await session.call_tool(
+        "py_slow", {"steps": 3, "delay_ms": 50}, progress_callback=on_progress
+    )
+    return {"progress": seen, "result": [c.text for c in result.content], "isError": result.isError}
+
+
+async def cancel(session: ClientSession) -> dict:
+    first = anyio.Event()
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append([progress, total, message])
+        first.set()
+
+    # The id the SDK gives the next request: the call below.
+    request_id = session._request_id
+    async with anyio.create_task_group() as tg:
+
+        async def slow():
+            await session.call_tool(
+                "py_slow", {"steps": 100, "delay_ms": 100}, progress_callback=on_progress
+            )
+
+        tg.start_soon(slow)
+        with anyio.fail_after(30):
+            await first.wait()
+        await session.send_notification(
+            types.ClientNotification(
+                types.CancelledNotification(
+                    params=types.CancelledNotificationParams(requestId=request_id, reason="stop")
+                )
+            )
+        )
+        tg.cancel_scope.cancel()
+    return {"progress_before_cancel": seen[:1]}
+
+
+async def main() -> None:
+    with anyio.fail_after(60):
+        async with streamablehttp_client(URL) as (read, write, session_id):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                out = await (progress if MODE == "progress" else cancel)(session)
+                out["session"] = session_id() is not None
+    print(json.dumps(out))
+
+
+anyio.run(main)
