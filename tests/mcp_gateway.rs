@@ -106,6 +106,28 @@ async fn a_python_clients_cancel_reaches_the_upstream_server() {
 }
 
 #[tokio::test]
+async fn an_upstream_tool_change_reaches_a_python_client_as_list_changed() {
+    let (Some(server_python), Some(client_python)) = (python_mcp2(), python_mcp1()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (tk, handle) = gateway(&server_python, &dir.path().join("events.jsonl")).await;
+    let got = python_client(client_python, handle.mcp_url().unwrap(), "list_changed").await;
+    assert_eq!(
+        got,
+        json!({
+            "fresh_before": false,
+            "added": [r#"{"result":"added fresh"}"#],
+            "new_tools": ["py_fresh"],
+            "fresh": [r#"{"result":"I am fresh"}"#],
+            "session": true
+        })
+    );
+    handle.stop().await;
+    tk.close().await;
+}
+
+#[tokio::test]
 async fn our_client_through_the_gateway_gets_progress_and_cancels_upstream() {
     let Some(server_python) = python_mcp2() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -1,10 +1,12 @@
 """A client of a toolnexus MCP gateway written with the Python `mcp` SDK (1.x), the peer of
 tests/mcp_gateway.rs. It prints one JSON object with what it saw.
 
-Usage: gateway_client.py URL progress | cancel
+Usage: gateway_client.py URL progress | cancel | list_changed
   progress  call `py_slow` (3 steps) with a progress callback: the relayed progress and result.
   cancel    call `py_slow` (100 steps), and after its first progress report send
             notifications/cancelled for that request: the progress seen before the cancel.
+  list_changed  have the upstream server add a tool (`py_add_tool`), wait for the gateway's
+            notifications/tools/list_changed, list again and call the new tool.
 """
 
 import json
@@ -60,12 +62,40 @@ async def cancel(session: ClientSession) -> dict:
     return {"progress_before_cancel": seen[:1]}
 
 
+CHANGED = anyio.Event()
+
+
+async def on_message(message) -> None:
+    if isinstance(message, types.ServerNotification) and isinstance(
+        message.root, types.ToolListChangedNotification
+    ):
+        CHANGED.set()
+
+
+async def list_changed(session: ClientSession) -> dict:
+    before = [t.name for t in (await session.list_tools()).tools]
+    added = await session.call_tool("py_add_tool", {"name": "fresh"})
+    with anyio.fail_after(30):
+        await CHANGED.wait()
+    after = [t.name for t in (await session.list_tools()).tools]
+    fresh = await session.call_tool("py_fresh", {})
+    return {
+        "fresh_before": "py_fresh" in before,
+        "added": [c.text for c in added.content],
+        "new_tools": sorted(set(after) - set(before)),
+        "fresh": [c.text for c in fresh.content],
+    }
+
+
+MODES = {"progress": progress, "cancel": cancel, "list_changed": list_changed}
+
+
 async def main() -> None:
     with anyio.fail_after(60):
         async with streamablehttp_client(URL) as (read, write, session_id):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, message_handler=on_message) as session:
                 await session.initialize()
-                out = await (progress if MODE == "progress" else cancel)(session)
+                out = await MODES[MODE](session)
                 out["session"] = session_id() is not None
     print(json.dumps(out))
 

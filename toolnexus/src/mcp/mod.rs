@@ -34,6 +34,8 @@ mod sse;
 #[cfg(feature = "mcp")]
 mod stdio;
 
+#[cfg(all(feature = "mcp", feature = "serve"))]
+pub(crate) use client::tool_list_changes;
 #[cfg(feature = "mcp")]
 pub use client::{LoadOptions, McpInventory, McpSource, ToolInfo, list_mcp_tools, load};
 pub use config::{DEFAULT_TIMEOUT, McpConfig, Secrets, ServerConfig, Transport, expand_env};

@@ -32,7 +32,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::extract::Request;
@@ -44,7 +44,7 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
     ServerConfig,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{RoleServer, ServerHandler};
@@ -69,6 +69,9 @@ pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
 /// dropped (the next one says as much), so a tool that reports faster than the client
 /// reads cannot grow memory.
 const PROGRESS_BACKLOG: usize = 64;
+/// How long one session may take to accept a `tools/list_changed` notice.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+const NOTICE_BOUND: Duration = Duration::from_secs(5);
 
 /// One inbound `tools/call`, reported to [`McpServeConfig::on_call`] after it finished.
 #[derive(Clone, Debug, PartialEq)]
@@ -143,7 +146,17 @@ pub(crate) fn router(toolkit: &Toolkit, options: McpServeConfig, cancel: Cancell
         max: options.max_sessions,
         admitting: Arc::new(tokio::sync::Mutex::new(())),
     };
-    let gateway = Gateway::new(toolkit, options);
+    #[cfg(feature = "mcp")]
+    let gateway = {
+        let changes = crate::mcp::tool_list_changes(toolkit);
+        let gateway = Gateway::new(toolkit, options, !changes.is_empty());
+        if !changes.is_empty() {
+            tokio::spawn(gateway.clone().follow(toolkit.clone(), changes, cancel.clone()));
+        }
+        gateway
+    };
+    #[cfg(not(feature = "mcp"))]
+    let gateway = Gateway::new(toolkit, options, false);
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(true)
         .with_cancellation_token(cancel)
@@ -193,35 +206,101 @@ struct Gateway(Arc<GatewayInner>);
 
 struct GatewayInner {
     info: ServerConfig,
+    /// [`McpServeConfig::tools`], applied again when an upstream server's tools change.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    filter: Option<Vec<String>>,
+    exposed: RwLock<Exposed>,
+    on_call: Option<OnCall>,
+    /// The initialized sessions, told when the tools change (closed ones are dropped then).
+    sessions: Mutex<Vec<Peer<RoleServer>>>,
+}
+
+/// The tools served, as listed and by name.
+struct Exposed {
     listed: Vec<rmcp::model::Tool>,
     by_name: HashMap<String, Tool>,
-    on_call: Option<OnCall>,
+}
+
+impl Exposed {
+    fn of(toolkit: &Toolkit, filter: Option<&Vec<String>>) -> Self {
+        let exposed: Vec<Tool> = toolkit
+            .tools()
+            .filter(|t| filter.is_none_or(|names| names.iter().any(|n| n == t.name())))
+            .cloned()
+            .collect();
+        Self {
+            listed: exposed.iter().filter_map(listing).collect(),
+            by_name: exposed.into_iter().map(|t| (t.name().to_owned(), t)).collect(),
+        }
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    // The guarded values are replaced whole, so a panicked holder leaves them consistent.
+    lock.read().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Gateway {
-    fn new(toolkit: &Toolkit, options: McpServeConfig) -> Self {
-        let exposed: Vec<Tool> = toolkit
-            .tools()
-            .filter(|t| {
-                options
-                    .tools
-                    .as_ref()
-                    .is_none_or(|names| names.iter().any(|n| n == t.name()))
-            })
-            .cloned()
-            .collect();
-        let listed = exposed.iter().filter_map(listing).collect();
+    /// `follows_changes`: the toolkit has MCP servers whose tool changes are passed on.
+    fn new(toolkit: &Toolkit, options: McpServeConfig, follows_changes: bool) -> Self {
         let server = Implementation::new(
             options.name.unwrap_or_else(|| DEFAULT_NAME.into()),
             options.version.unwrap_or_else(|| DEFAULT_VERSION.into()),
         );
+        let capabilities = if follows_changes {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
         Self(Arc::new(GatewayInner {
-            info: ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-                .with_server_info(server),
-            listed,
-            by_name: exposed.into_iter().map(|t| (t.name().to_owned(), t)).collect(),
+            info: ServerConfig::new(capabilities).with_server_info(server),
+            exposed: RwLock::new(Exposed::of(toolkit, options.tools.as_ref())),
+            filter: options.tools,
             on_call: options.on_call,
+            sessions: Mutex::new(Vec::new()),
         }))
+    }
+
+    #[cfg(feature = "mcp")]
+    /// Follow the upstream servers' tool changes until `stop`: apply each to the served
+    /// tools, then send `notifications/tools/list_changed` to every session.
+    async fn follow(
+        self,
+        mut toolkit: Toolkit,
+        mut changes: Vec<tokio::sync::watch::Receiver<u64>>,
+        stop: CancellationToken,
+    ) {
+        while !changes.is_empty() {
+            let (changed, index) = {
+                let next = futures::future::select_all(changes.iter_mut().map(|rx| Box::pin(rx.changed())));
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    (changed, index, _) = next => (changed, index),
+                }
+            };
+            if changed.is_err() {
+                // That server's session is gone (the toolkit was closed).
+                changes.swap_remove(index);
+                continue;
+            }
+            if toolkit.refresh_mcp_tools().is_empty() {
+                continue;
+            }
+            let exposed = Exposed::of(&toolkit, self.0.filter.as_ref());
+            *self.0.exposed.write().unwrap_or_else(|e| e.into_inner()) = exposed;
+            let peers = {
+                let mut sessions = self.0.sessions.lock().unwrap_or_else(|e| e.into_inner());
+                sessions.retain(|p| !p.is_transport_closed());
+                sessions.clone()
+            };
+            for peer in peers {
+                // A session that does not take the notice in time misses it, not the others.
+                let _ = tokio::time::timeout(NOTICE_BOUND, peer.notify_tool_list_changed()).await;
+            }
+        }
     }
 }
 
@@ -230,12 +309,18 @@ impl ServerHandler for Gateway {
         self.0.info.clone()
     }
 
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut sessions = self.0.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.retain(|p| !p.is_transport_closed());
+        sessions.push(context.peer);
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.0.listed.clone()))
+        Ok(ListToolsResult::with_all_items(read(&self.0.exposed).listed.clone()))
     }
 
     async fn call_tool(
@@ -243,7 +328,8 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(tool) = self.0.by_name.get(request.name.as_ref()) else {
+        let tool = read(&self.0.exposed).by_name.get(request.name.as_ref()).cloned();
+        let Some(tool) = tool else {
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {}", request.name),
                 None,
@@ -279,7 +365,7 @@ impl ServerHandler for Gateway {
             };
             let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_call(&event)));
         }
-        Ok(to_call_result(tool, &result).into())
+        Ok(to_call_result(&tool, &result).into())
     }
 }
 
