@@ -72,11 +72,20 @@ async fn a_python_client_gets_the_upstream_servers_progress_through_the_gateway(
     };
     let dir = tempfile::tempdir().unwrap();
     let (tk, handle) = gateway(&server_python, &dir.path().join("events.jsonl")).await;
-    let got = python_client(client_python, handle.mcp_url().unwrap(), "progress").await;
+    let mut got = python_client(client_python, handle.mcp_url().unwrap(), "progress").await;
+    // The upstream server's last report races its answer into our client (rmcp hands
+    // notifications to the handler on tasks of their own; a report after the answer is
+    // dropped): the first two are certain, the third is the last step when present.
+    let progress = got["progress"].as_array_mut().unwrap();
+    assert!(
+        progress.len() == 2 || progress[2] == json!([3.0, 3.0, "step 3"]),
+        "{progress:?}"
+    );
+    progress.truncate(2);
     assert_eq!(
         got,
         json!({
-            "progress": [[1.0, 3.0, "step 1"], [2.0, 3.0, "step 2"], [3.0, 3.0, "step 3"]],
+            "progress": [[1.0, 3.0, "step 1"], [2.0, 3.0, "step 2"]],
             // The tool has an output schema: its text is the structured result's JSON.
             "result": [r#"{"result":"done after 3 steps"}"#],
             "isError": false,
@@ -140,20 +149,26 @@ async fn our_client_through_the_gateway_gets_progress_and_cancels_upstream() {
     let sink = seen.clone();
     let ctx = ToolContext::default().with_progress(move |p| sink.lock().unwrap().push(p));
     let r = client
-        .execute("gw_py_slow", json!({"steps": 2, "delay_ms": 50}), ctx)
+        .execute("gw_py_slow", json!({"steps": 3, "delay_ms": 50}), ctx)
         .await;
-    assert_eq!(r.output, r#"{"result":"done after 2 steps"}"#, "{r:?}");
-    let seen: Vec<(f64, Option<f64>, Option<String>)> = seen
+    assert_eq!(r.output, r#"{"result":"done after 3 steps"}"#, "{r:?}");
+    let mut seen: Vec<(f64, Option<f64>, Option<String>)> = seen
         .lock()
         .unwrap()
         .iter()
         .map(|p| (p.progress, p.total, p.message.clone()))
         .collect();
+    // As above, the last report may lose its race with the answer, on either hop.
+    assert!(
+        seen.len() == 2 || seen[2] == (3.0, Some(3.0), Some("step 3".into())),
+        "{seen:?}"
+    );
+    seen.truncate(2);
     assert_eq!(
         seen,
         [
-            (1.0, Some(2.0), Some("step 1".into())),
-            (2.0, Some(2.0), Some("step 2".into()))
+            (1.0, Some(3.0), Some("step 1".into())),
+            (2.0, Some(3.0), Some("step 2".into()))
         ]
     );
 
