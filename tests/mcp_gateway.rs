@@ -29,7 +29,8 @@ async fn gateway(python: &str, log: &Path) -> (Toolkit, ServeHandle) {
 
 /// Run `gateway_client.py URL MODE` with the 1.x SDK and parse what it printed.
 async fn python_client(python: String, url: String, mode: &'static str) -> Value {
-    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/mcp/gateway_client.py");
+    let script =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/mcp/gateway_client.py");
     let out = tokio::time::timeout(
         Duration::from_secs(90),
         tokio::task::spawn_blocking(move || {
@@ -138,7 +139,9 @@ async fn an_upstream_tool_change_reaches_a_python_client_as_list_changed() {
 
 #[tokio::test]
 async fn our_client_through_the_gateway_gets_progress_and_cancels_upstream() {
-    let Some(server_python) = python_mcp2() else { return };
+    let Some(server_python) = python_mcp2() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("events.jsonl");
     let (tk, handle) = gateway(&server_python, &log).await;

@@ -117,7 +117,11 @@ async fn mcp_session(handle: &ServeHandle, extra: &str) -> String {
     assert_eq!(status, 200, "{body}");
     let id = header(&headers, "mcp-session-id").expect("a session id");
     let session = format!("Mcp-Session-Id: {id}");
-    let both = if extra.is_empty() { session.clone() } else { format!("{extra}\r\n{session}") };
+    let both = if extra.is_empty() {
+        session.clone()
+    } else {
+        format!("{extra}\r\n{session}")
+    };
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     assert_eq!(post(handle, "/mcp", &both, initialized).await.0, 202);
     both

@@ -320,7 +320,9 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(read(&self.0.exposed).listed.clone()))
+        Ok(ListToolsResult::with_all_items(
+            read(&self.0.exposed).listed.clone(),
+        ))
     }
 
     async fn call_tool(

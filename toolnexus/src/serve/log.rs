@@ -152,7 +152,11 @@ pub(super) async fn log_request(
     let slot = Slot::default();
     request.extensions_mut().insert(slot.clone());
     let response = next.run(request).await;
-    let rpc = slot.lock().unwrap_or_else(|p| p.into_inner()).rpc_method.is_some();
+    let rpc = slot
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .rpc_method
+        .is_some();
     let status = response.status();
     let streamed = response
         .headers()
