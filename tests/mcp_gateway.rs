@@ -137,6 +137,74 @@ async fn an_upstream_tool_change_reaches_a_python_client_as_list_changed() {
     tk.close().await;
 }
 
+/// The `question` built-in served alone, as a Python client calls it in `mode`.
+async fn ask_question(mode: &'static str) -> Option<Value> {
+    let python = python_mcp1()?;
+    let tk = Toolkit::new(
+        toolnexus::builtin::all()
+            .into_iter()
+            .filter(|t| t.name() == "question"),
+    );
+    let options = ServeOptions {
+        mcp: Some(McpServeConfig::default()),
+        ..ServeOptions::default()
+    };
+    let handle = serve(&tk, "127.0.0.1:0", options).await.unwrap();
+    let got = python_client(python, handle.mcp_url().unwrap(), mode).await;
+    handle.stop().await;
+    Some(got)
+}
+
+const CITY_FORM: &str = r#"{"message": "Which city? (options: Chennai, Oslo)", "schema": {
+    "type": "object",
+    "properties": {"answer_1": {"type": "string", "title": "Which city?", "enum": ["Chennai", "Oslo"]}},
+    "required": ["answer_1"]}}"#;
+
+#[tokio::test]
+async fn a_suspended_tool_asks_the_client_by_elicitation_and_resumes_with_the_answer() {
+    let Some(got) = ask_question("accept").await else {
+        return;
+    };
+    let form: Value = serde_json::from_str(CITY_FORM).unwrap();
+    assert_eq!(
+        got,
+        json!({"asked": [form], "result": [r#"{"answers":["Oslo"]}"#], "isError": false, "session": true})
+    );
+}
+
+#[tokio::test]
+async fn a_declined_elicitation_is_an_error_result_that_says_so() {
+    let Some(got) = ask_question("decline").await else {
+        return;
+    };
+    let form: Value = serde_json::from_str(CITY_FORM).unwrap();
+    assert_eq!(
+        got,
+        json!({
+            "asked": [form],
+            "result": ["the client declined the request: Which city? (options: Chennai, Oslo)"],
+            "isError": true,
+            "session": true
+        })
+    );
+}
+
+#[tokio::test]
+async fn without_the_capability_a_suspension_stays_an_error_result() {
+    let Some(got) = ask_question("plain").await else {
+        return;
+    };
+    assert_eq!(
+        got,
+        json!({
+            "asked": [],
+            "result": ["Which city? (options: Chennai, Oslo)"],
+            "isError": true,
+            "session": true
+        })
+    );
+}
+
 #[tokio::test]
 async fn our_client_through_the_gateway_gets_progress_and_cancels_upstream() {
     let Some(server_python) = python_mcp2() else {

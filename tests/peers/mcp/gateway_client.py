@@ -1,12 +1,15 @@
 """A client of a toolnexus MCP gateway written with the Python `mcp` SDK (1.x), the peer of
 tests/mcp_gateway.rs. It prints one JSON object with what it saw.
 
-Usage: gateway_client.py URL progress | cancel | list_changed
+Usage: gateway_client.py URL progress | cancel | list_changed | accept | decline | plain
   progress  call `py_slow` (3 steps) with a progress callback: the relayed progress and result.
   cancel    call `py_slow` (100 steps), and after its first progress report send
             notifications/cancelled for that request: the progress seen before the cancel.
   list_changed  have the upstream server add a tool (`py_add_tool`), wait for the gateway's
             notifications/tools/list_changed, list again and call the new tool.
+  accept, decline  call the `question` tool with an elicitation callback that accepts
+            (answering "Oslo") or declines: what the client was asked, and the result.
+  plain     call `question` without an elicitation callback (no capability declared).
 """
 
 import json
@@ -87,13 +90,40 @@ async def list_changed(session: ClientSession) -> dict:
     }
 
 
-MODES = {"progress": progress, "cancel": cancel, "list_changed": list_changed}
+ASKED = []
+
+
+async def on_elicit(context, params):
+    ASKED.append({"message": params.message, "schema": params.requestedSchema})
+    if MODE == "accept":
+        return types.ElicitResult(action="accept", content={"answer_1": "Oslo"})
+    return types.ElicitResult(action="decline")
+
+
+async def question(session: ClientSession) -> dict:
+    result = await session.call_tool(
+        "question", {"questions": [{"question": "Which city?", "options": ["Chennai", "Oslo"]}]}
+    )
+    return {"asked": ASKED, "result": [c.text for c in result.content], "isError": result.isError}
+
+
+MODES = {
+    "progress": progress,
+    "cancel": cancel,
+    "list_changed": list_changed,
+    "accept": question,
+    "decline": question,
+    "plain": question,
+}
 
 
 async def main() -> None:
     with anyio.fail_after(60):
         async with streamablehttp_client(URL) as (read, write, session_id):
-            async with ClientSession(read, write, message_handler=on_message) as session:
+            callback = on_elicit if MODE in ("accept", "decline") else None
+            async with ClientSession(
+                read, write, message_handler=on_message, elicitation_callback=callback
+            ) as session:
                 await session.initialize()
                 out = await MODES[MODE](session)
                 out["session"] = session_id() is not None

@@ -51,6 +51,7 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::elicitation;
 use crate::content::{ContentPart, MediaSource};
 use crate::context::{Progress, ToolContext};
 use crate::result::ToolResult;
@@ -348,7 +349,30 @@ impl ServerHandler for Gateway {
             ctx = relay.attach(ctx);
         }
         // `execute` contains panics and honours the request's cancellation.
-        let result = tool.execute(args, ctx).await;
+        let mut result = tool.execute(args.clone(), ctx.clone()).await;
+        if elicitation::supported(&context.peer) {
+            // A suspension is asked of the client, and the tool run again with its answer.
+            for _ in 0..elicitation::MAX_ROUNDS {
+                let Some(request) = result.pending().cloned() else {
+                    break;
+                };
+                let asked = tokio::select! {
+                    outcome = elicitation::ask(&context.peer, &request) => outcome,
+                    () = context.ct.cancelled() => break,
+                };
+                match asked {
+                    elicitation::Outcome::Answer(answer) => {
+                        let mut retry = ctx.clone();
+                        retry.answer = Some(answer);
+                        result = tool.execute(args.clone(), retry).await;
+                    }
+                    elicitation::Outcome::Result(r) => {
+                        result = r;
+                        break;
+                    }
+                }
+            }
+        }
         if let Some(relay) = relay {
             // Every report goes out before the result does.
             relay.finish().await;
