@@ -61,12 +61,14 @@ async fn rpc(url: &str, session: Option<&str>, body: Value) -> (Value, Option<St
         return (Value::Null, id);
     }
     assert_eq!(status, 200, "{text}");
-    let reply = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .find(|m| m.get("id").is_some())
-        .unwrap_or_else(|| panic!("a JSON-RPC reply event, got {text}"));
+    // A stateless server answers with the JSON itself, a session with an event stream.
+    let reply = serde_json::from_str(&text).unwrap_or_else(|_| {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m.get("id").is_some())
+            .unwrap_or_else(|| panic!("a JSON-RPC reply event, got {text}"))
+    });
     (reply, id)
 }
 
@@ -131,6 +133,41 @@ async fn wire_initialize_list_call_and_unknown_tool() {
     );
     let r = rpc(call(8, "echo", json!({"text": "still up"}))).await;
     assert_eq!(r["result"]["content"][0]["text"], "still up");
+    handle.stop().await;
+}
+
+#[tokio::test]
+async fn stateless_serving_answers_each_post_alone_with_json() {
+    let mcp = McpServeConfig {
+        stateless: true,
+        ..McpServeConfig::default()
+    };
+    let handle = serve_mcp(&gateway_toolkit(), mcp).await;
+    let url = handle.mcp_url().unwrap();
+    let (init, session) = rpc(
+        &url,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+    )
+    .await;
+    assert_eq!(session, None, "no session is opened");
+    assert!(init["result"]["capabilities"]["tools"].is_object(), "{init}");
+    // A call with no session and no handshake before it on this connection.
+    let (reply, _) = rpc(
+        &url,
+        None,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "alone"}}}),
+    )
+    .await;
+    assert_eq!(
+        reply,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "alone"}], "isError": false}})
+    );
+    // Our client works the same against it.
+    let tk = toolkit_of(json!({"gw": {"url": url, "timeout": 5000}})).await;
+    assert_eq!(call(&tk, "gw_echo", json!({"text": "x"})).await.output, "x");
+    tk.close().await;
     handle.stop().await;
 }
 

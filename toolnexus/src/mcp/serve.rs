@@ -1,7 +1,7 @@
 //! A toolkit served as an MCP server (SPEC §7C): streamable HTTP at `/mcp`,
 //! `tools/list` + `tools/call` straight onto [`Tool::execute`](crate::Tool::execute).
 //!
-//! Sessions are stateful: `initialize` answers with an `Mcp-Session-Id`, a `GET` opens the
+//! Sessions are stateful unless [`McpServeConfig::stateless`]: `initialize` answers with an `Mcp-Session-Id`, a `GET` opens the
 //! session's event stream, a `DELETE` ends it. At most [`McpServeConfig::max_sessions`]
 //! live at once (one more `initialize` is refused with 503) and a session idle for
 //! [`McpServeConfig::session_idle`] is dropped. A `tools/call` that carries a
@@ -108,6 +108,11 @@ pub struct McpServeConfig {
     /// A session that sees no request for this long is dropped; its id then answers 404,
     /// which tells a client to initialize again.
     pub session_idle: Duration,
+    /// Serve without sessions: every POST stands alone and is answered with plain JSON (for
+    /// replicas behind a balancer that does not pin a client to one). The server then
+    /// cannot reach a client outside a call's answer: no `tools/list_changed`, no progress,
+    /// no elicitation (a suspension stays an error result).
+    pub stateless: bool,
 }
 
 impl Default for McpServeConfig {
@@ -119,6 +124,7 @@ impl Default for McpServeConfig {
             on_call: None,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle: DEFAULT_SESSION_IDLE,
+            stateless: false,
         }
     }
 }
@@ -132,6 +138,7 @@ impl fmt::Debug for McpServeConfig {
             .field("on_call", &self.on_call.is_some())
             .field("max_sessions", &self.max_sessions)
             .field("session_idle", &self.session_idle)
+            .field("stateless", &self.stateless)
             .finish()
     }
 }
@@ -142,6 +149,7 @@ pub(crate) fn router(toolkit: &Toolkit, options: McpServeConfig, cancel: Cancell
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.session_idle);
     let sessions = Arc::new(sessions);
+    let stateless = options.stateless;
     let cap = SessionCap {
         sessions: sessions.clone(),
         max: options.max_sessions,
@@ -159,7 +167,8 @@ pub(crate) fn router(toolkit: &Toolkit, options: McpServeConfig, cancel: Cancell
     #[cfg(not(feature = "mcp"))]
     let gateway = Gateway::new(toolkit, options, false);
     let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(true)
+        .with_legacy_session_mode(!stateless)
+        .with_json_response(stateless)
         .with_cancellation_token(cancel)
         .disable_allowed_hosts();
     let service: StreamableHttpService<Gateway, LocalSessionManager> =
