@@ -4,15 +4,19 @@
 //! protocol work against the same server binary, so what is left is our overhead:
 //! - build: `load` of one stdio server (spawn + initialize + paginated list) vs the raw client;
 //! - call: one `tools/call` round trip over stdio vs the raw client;
-//! - http: per-call latency over streamable HTTP, early calls vs late calls (flatness).
+//! - http: per-call latency over streamable HTTP, early calls vs late calls (flatness);
+//! - gateway: one `tools/call` to a toolkit served by `serve`, on a stateful session vs
+//!   stateless (our client both times; the served tool answers at once).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use toolnexus::mcp::serve::McpServeConfig;
 use toolnexus::mcp::{LoadOptions, McpConfig, load};
-use toolnexus::{ToolContext, Toolkit};
+use toolnexus::serve::{ServeOptions, serve};
+use toolnexus::{Tool, ToolContext, ToolResult, Toolkit};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcp-testserver");
 const BUILDS: usize = 30;
@@ -138,6 +142,27 @@ fn raw_calls() -> Duration {
     median(times)
 }
 
+/// The median `tools/call` round trip to an echo tool served with `mcp`, through our client.
+async fn served_calls(mcp: McpServeConfig) -> Duration {
+    let served = Toolkit::new([Tool::new("echo", |args: Value, _| async move {
+        ToolResult::success(args["text"].as_str().unwrap_or_default())
+    })]);
+    let options = ServeOptions {
+        mcp: Some(mcp),
+        ..ServeOptions::default()
+    };
+    let handle = serve(&served, "127.0.0.1:0", options).await.unwrap();
+    let cfg =
+        McpConfig::from_value(&json!({"mcpServers": {"g": {"url": handle.mcp_url().unwrap()}}})).unwrap();
+    let source = load(&cfg, LoadOptions::default()).await.unwrap();
+    let mut tk = Toolkit::default();
+    source.install(&mut tk);
+    let times = bench_calls(&tk, "g_echo").await;
+    tk.close().await;
+    handle.stop().await;
+    median(times)
+}
+
 #[tokio::main]
 async fn main() {
     let cfg = McpConfig::from_value(&json!({"mcpServers": {"b": {"command": [SERVER, "stdio"]}}})).unwrap();
@@ -171,6 +196,20 @@ async fn main() {
     let early = median(times[..200].to_vec());
     let late = median(times[times.len() - 200..].to_vec());
 
+    // Alternated, so drift on this shared machine hits both alike.
+    let (mut stateful, mut stateless) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        stateful.push(served_calls(McpServeConfig::default()).await);
+        stateless.push(
+            served_calls(McpServeConfig {
+                stateless: true,
+                ..McpServeConfig::default()
+            })
+            .await,
+        );
+    }
+    let (stateful, stateless) = (median(stateful), median(stateless));
+
     let report = json!({
         "build_stdio_median_us": us(build_ours),
         "build_raw_client_median_us": us(build_raw),
@@ -181,6 +220,9 @@ async fn main() {
         "http_call_first200_median_us": us(early),
         "http_call_last200_median_us": us(late),
         "http_calls": CALLS,
+        "gateway_call_stateful_median_us": us(stateful),
+        "gateway_call_stateless_median_us": us(stateless),
+        "gateway_session_cost_us": us(stateful) - us(stateless),
     });
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
 }

@@ -39,38 +39,63 @@ async fn serve_mcp(tk: &Toolkit, mcp: McpServeConfig) -> ServeHandle {
     serve(tk, "127.0.0.1:0", options).await.unwrap()
 }
 
-async fn rpc(url: &str, body: Value) -> Value {
-    let resp = reqwest::Client::new()
+/// One JSON-RPC request on the MCP session `session` (none for `initialize`): its reply (the
+/// event of the answer's event stream that carries it) and the response's session id.
+async fn rpc(url: &str, session: Option<&str>, body: Value) -> (Value, Option<String>) {
+    let mut request = reqwest::Client::new()
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
+        .header("mcp-protocol-version", "2025-06-18");
+    if let Some(id) = session {
+        request = request.header("mcp-session-id", id);
+    }
+    let resp = request.body(body.to_string()).send().await.unwrap();
+    let status = resp.status();
+    let id = resp
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
     let text = resp.text().await.unwrap();
-    serde_json::from_str(&text).unwrap_or_else(|_| panic!("JSON reply, got {text}"))
+    if status == 202 {
+        return (Value::Null, id);
+    }
+    assert_eq!(status, 200, "{text}");
+    // A stateless server answers with the JSON itself, a session with an event stream.
+    let reply = serde_json::from_str(&text).unwrap_or_else(|_| {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m.get("id").is_some())
+            .unwrap_or_else(|| panic!("a JSON-RPC reply event, got {text}"))
+    });
+    (reply, id)
 }
 
 #[tokio::test]
 async fn wire_initialize_list_call_and_unknown_tool() {
     let handle = serve_mcp(&gateway_toolkit(), McpServeConfig::default()).await;
     let url = handle.mcp_url().unwrap();
-    let init = rpc(
+    let (init, session) = rpc(
         &url,
+        None,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
     )
     .await;
+    let session = session.expect("initialize opens a session");
+    let rpc = |body: Value| {
+        let (url, session) = (url.clone(), session.clone());
+        async move { rpc(&url, Some(&session), body).await.0 }
+    };
+    rpc(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
     assert_eq!(
         init["result"]["serverInfo"],
         json!({"name": "toolnexus", "version": "0.1.0"})
     );
     assert!(init["result"]["capabilities"]["tools"].is_object(), "{init}");
 
-    let list = rpc(&url, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+    let list = rpc(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
     let tools = list["result"]["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["boom", "echo", "nope", "pic"]);
@@ -81,33 +106,68 @@ async fn wire_initialize_list_call_and_unknown_tool() {
     );
 
     let call = |id: u32, name: &str, args: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}});
-    let r = rpc(&url, call(3, "echo", json!({"text": "hi"}))).await;
+    let r = rpc(call(3, "echo", json!({"text": "hi"}))).await;
     assert_eq!(
         r["result"],
         json!({"content": [{"type": "text", "text": "hi"}], "isError": false})
     );
-    let r = rpc(&url, call(4, "nope", json!({}))).await;
+    let r = rpc(call(4, "nope", json!({}))).await;
     assert_eq!(
         r["result"],
         json!({"content": [{"type": "text", "text": "no such row"}], "isError": true})
     );
-    let r = rpc(&url, call(5, "ghost", json!({}))).await;
+    let r = rpc(call(5, "ghost", json!({}))).await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(r["error"]["message"], "Unknown tool: ghost");
     // A panicking tool is an isError result, and the server keeps serving.
-    let r = rpc(&url, call(6, "boom", json!({}))).await;
+    let r = rpc(call(6, "boom", json!({}))).await;
     assert_eq!(r["result"]["isError"], true);
     assert_eq!(
         r["result"]["content"][0]["text"],
         "tool \"boom\" panicked: kaboom"
     );
-    let r = rpc(&url, call(7, "pic", json!({}))).await;
+    let r = rpc(call(7, "pic", json!({}))).await;
     assert_eq!(
         r["result"]["content"],
         json!([{"type": "text", "text": "a picture"}, {"type": "image", "data": "iVBORw==", "mimeType": "image/png"}])
     );
-    let r = rpc(&url, call(8, "echo", json!({"text": "still up"}))).await;
+    let r = rpc(call(8, "echo", json!({"text": "still up"}))).await;
     assert_eq!(r["result"]["content"][0]["text"], "still up");
+    handle.stop().await;
+}
+
+#[tokio::test]
+async fn stateless_serving_answers_each_post_alone_with_json() {
+    let mcp = McpServeConfig {
+        stateless: true,
+        ..McpServeConfig::default()
+    };
+    let handle = serve_mcp(&gateway_toolkit(), mcp).await;
+    let url = handle.mcp_url().unwrap();
+    let (init, session) = rpc(
+        &url,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+    )
+    .await;
+    assert_eq!(session, None, "no session is opened");
+    assert!(init["result"]["capabilities"]["tools"].is_object(), "{init}");
+    // A call with no session and no handshake before it on this connection.
+    let (reply, _) = rpc(
+        &url,
+        None,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "alone"}}}),
+    )
+    .await;
+    assert_eq!(
+        reply,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "alone"}], "isError": false}})
+    );
+    // Our client works the same against it.
+    let tk = toolkit_of(json!({"gw": {"url": url, "timeout": 5000}})).await;
+    assert_eq!(call(&tk, "gw_echo", json!({"text": "x"})).await.output, "x");
+    tk.close().await;
     handle.stop().await;
 }
 
@@ -123,6 +183,7 @@ async fn our_client_round_trips_through_the_gateway_with_filter_and_on_call() {
             sink.lock().unwrap().push(e.clone());
             panic!("a panicking on_call is contained");
         })),
+        ..McpServeConfig::default()
     };
     let handle = serve_mcp(&gateway_toolkit(), options).await;
     let tk = toolkit_of(json!({"gw": {"url": handle.mcp_url().unwrap(), "timeout": 5000}})).await;

@@ -98,6 +98,35 @@ async fn post(
     raw(addr, &head, body).await
 }
 
+/// The JSON-RPC reply in an MCP answer: the body itself, or the event of a stateful
+/// session's event stream that carries it.
+fn rpc_reply(body: &str) -> Value {
+    serde_json::from_str(body).unwrap_or_else(|_| {
+        body.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m.get("id").is_some())
+            .unwrap_or_else(|| panic!("no JSON-RPC reply in {body:?}"))
+    })
+}
+
+/// Open an MCP session (`initialize`, then `notifications/initialized`) with `extra` header
+/// lines, and return the header line that names it.
+async fn mcp_session(handle: &ServeHandle, extra: &str) -> String {
+    let (status, headers, body) = post(handle, "/mcp", extra, INITIALIZE).await;
+    assert_eq!(status, 200, "{body}");
+    let id = header(&headers, "mcp-session-id").expect("a session id");
+    let session = format!("Mcp-Session-Id: {id}");
+    let both = if extra.is_empty() {
+        session.clone()
+    } else {
+        format!("{extra}\r\n{session}")
+    };
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(handle, "/mcp", &both, initialized).await.0, 202);
+    both
+}
+
 const SEND: &str = r#"{"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{"message":{"role":"user","messageId":"m","parts":[{"kind":"text","text":"hi"}]}}}"#;
 
 #[tokio::test]
@@ -214,8 +243,7 @@ async fn a_bearer_token_guards_every_route() {
     let right = "Authorization: bearer correct horse battery staple";
     let (status, _, body) = post(&handle, "/mcp", right, INITIALIZE).await;
     assert_eq!(status, 200, "{body}");
-    let reply: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(reply["result"]["serverInfo"]["name"], "toolnexus");
+    assert_eq!(rpc_reply(&body)["result"]["serverInfo"]["name"], "toolnexus");
     let (status, _, card) = raw(
         handle.addr(),
         &format!(
@@ -291,9 +319,10 @@ async fn the_network_is_not_served_without_a_token_unless_asked() {
 
 async fn listed(handle: &ServeHandle) -> Vec<String> {
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
-    let (status, _, body) = post(handle, "/mcp", "", list).await;
+    let session = mcp_session(handle, "").await;
+    let (status, _, body) = post(handle, "/mcp", &session, list).await;
     assert_eq!(status, 200);
-    let reply: Value = serde_json::from_str(&body).unwrap();
+    let reply = rpc_reply(&body);
     reply["result"]["tools"]
         .as_array()
         .unwrap()
@@ -322,9 +351,9 @@ async fn tools_that_run_commands_or_change_files_are_served_only_on_request() {
     assert_eq!(listed(&handle).await, safe);
     // Calling one by name is an unknown tool, not a shell.
     let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"id"}}}"#;
-    let (_, _, body) = post(&handle, "/mcp", "", call).await;
-    let reply: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(reply["error"]["message"], "Unknown tool: bash");
+    let session = mcp_session(&handle, "").await;
+    let (_, _, body) = post(&handle, "/mcp", &session, call).await;
+    assert_eq!(rpc_reply(&body)["error"]["message"], "Unknown tool: bash");
     handle.stop().await;
 
     let handle = serve(
@@ -536,8 +565,9 @@ async fn each_request_is_logged_once_without_its_arguments() {
             r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"{name}","arguments":{{"text":"secret argument"}}}}}}"#
         )
     };
-    assert_eq!(post(&handle, "/mcp", auth, &call("echo")).await.0, 200);
-    assert_eq!(post(&handle, "/mcp", auth, &call("nope")).await.0, 200);
+    let session = mcp_session(&handle, auth).await;
+    assert_eq!(post(&handle, "/mcp", &session, &call("echo")).await.0, 200);
+    assert_eq!(post(&handle, "/mcp", &session, &call("nope")).await.0, 200);
     assert_eq!(post(&handle, "/", auth, SEND).await.0, 200);
     assert_eq!(post(&handle, "/mcp", "", &call("echo")).await.0, 401);
     handle.stop().await;
@@ -555,6 +585,8 @@ async fn each_request_is_logged_once_without_its_arguments() {
     assert_eq!(
         lines,
         [
+            "POST /mcp initialize 200 ok",
+            "POST /mcp notifications/initialized 202 ok",
             "POST /mcp tools/call echo 200 ok",
             "POST /mcp tools/call nope 200 error",
             "POST / SendMessage 200 ok",
@@ -562,4 +594,80 @@ async fn each_request_is_logged_once_without_its_arguments() {
         ]
     );
     assert!(events.iter().all(|e| !format!("{e:?}").contains("secret")));
+}
+
+/// A request without a body (`GET`, `DELETE`) on `/mcp`, with `extra` header lines.
+async fn bodiless(handle: &ServeHandle, method: &str, extra: &str) -> (u16, String) {
+    let addr = handle.addr();
+    let head = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json, text/event-stream\r\n{extra}"
+    );
+    let (status, _, body) = raw(addr, &head, "").await;
+    (status, body)
+}
+
+#[tokio::test]
+async fn mcp_sessions_are_guarded_ended_by_delete_capped_and_expired() {
+    let mcp = McpServeConfig {
+        max_sessions: 1,
+        session_idle: Duration::from_millis(300),
+        ..McpServeConfig::default()
+    };
+    let handle = serve(
+        &toolkit(),
+        "127.0.0.1:0",
+        ServeOptions {
+            mcp: Some(mcp),
+            auth_token: Some(AuthToken::new("tok")),
+            allowed_origins: vec!["http://localhost:6274".into()],
+            ..ServeOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let auth = "Authorization: Bearer tok";
+    let session = mcp_session(&handle, auth).await;
+    let id_only = session.lines().last().unwrap().to_owned();
+    // The session's stream and its end are guarded like every other request.
+    for method in ["GET", "DELETE"] {
+        assert_eq!(bodiless(&handle, method, &id_only).await.0, 401, "{method}");
+        let evil = format!("{session}\r\nOrigin: http://evil.example");
+        let (status, body) = bodiless(&handle, method, &evil).await;
+        assert_eq!(status, 403, "{method}");
+        assert_eq!(
+            body,
+            r#"forbidden: Origin "http://evil.example" is not allowed (allow it with allowed_origins)"#
+        );
+    }
+    // One session is the cap: a second initialize is refused, and says why.
+    let (status, headers, body) = post(&handle, "/mcp", auth, INITIALIZE).await;
+    assert_eq!(status, 503);
+    assert_eq!(header(&headers, "retry-after"), Some("5"));
+    assert_eq!(
+        body,
+        "this MCP server has 1 sessions open, its limit (max_sessions = 1); retry later, or end an unused session with DELETE"
+    );
+    // DELETE ends it: its id is then unknown, and the place is free again.
+    assert_eq!(bodiless(&handle, "DELETE", &session).await.0, 202);
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    assert_eq!(post(&handle, "/mcp", &session, list).await.0, 404);
+    let session = mcp_session(&handle, auth).await;
+    let (status, _, body) = post(&handle, "/mcp", &session, list).await;
+    assert_eq!(status, 200);
+    assert_eq!(rpc_reply(&body)["result"]["tools"].as_array().unwrap().len(), 2);
+    // Left idle past `session_idle`, the session is dropped (bounded wait: the session ends
+    // 300 ms after its last request; each probe here is a request with no session id).
+    let mut expired = false;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (status, _, _) = post(&handle, "/mcp", auth, INITIALIZE).await;
+        if status == 200 {
+            expired = true;
+            break;
+        }
+        assert_eq!(status, 503);
+    }
+    assert!(expired, "the idle session was never dropped");
+    assert_eq!(post(&handle, "/mcp", &session, list).await.0, 404);
+    handle.stop().await;
 }

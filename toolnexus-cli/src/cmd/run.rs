@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use clap::Args;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
 use tokio::sync::Mutex;
 use toolnexus::client::hooks::Hooks;
-use toolnexus::client::{Client, RunResult, RunStatus};
+use toolnexus::client::{Client, RunOptions, RunResult, RunStatus};
 use toolnexus::suspend::AnswerReason;
 use toolnexus::{Answer, Request, Toolkit};
 
@@ -69,8 +69,27 @@ impl Run {
     }
 }
 
+/// The run's options: `tk`, after `history`, with each tool's progress shown on stderr as
+/// `progress: TOOL 2/3 MESSAGE` (the total and message when the tool gave them).
+fn options(tk: &Toolkit, history: Vec<Value>) -> RunOptions {
+    RunOptions::new(tk).history(history).on_progress(|tool, p| {
+        let mut line = format!("progress: {tool} {}", p.progress);
+        if let Some(total) = p.total {
+            line.push_str(&format!("/{total}"));
+        }
+        if let Some(message) = &p.message {
+            line.push(' ');
+            line.push_str(message);
+        }
+        eprintln!("{line}");
+    })
+}
+
 async fn one_shot(client: &Client, tk: &Toolkit, prompt: &str) -> Result<(), Failure> {
-    let result = client.run(prompt, tk).await.map_err(Failure::new)?;
+    let result = client
+        .run_with(prompt, options(tk, Vec::new()))
+        .await
+        .map_err(Failure::new)?;
     print_result(&result)?;
     match result.status {
         RunStatus::Done => Ok(()),
@@ -80,7 +99,7 @@ async fn one_shot(client: &Client, tk: &Toolkit, prompt: &str) -> Result<(), Fai
 }
 
 async fn repl(client: &Client, tk: &Toolkit, input: &Input) -> Result<(), Failure> {
-    let mut convo = client.conversation(tk);
+    let mut history = Vec::new();
     loop {
         eprint!("> ");
         let line = input.lock().await.next_line().await.map_err(Failure::new)?;
@@ -91,8 +110,11 @@ async fn repl(client: &Client, tk: &Toolkit, input: &Input) -> Result<(), Failur
             "exit" | "quit" => break,
             _ => {}
         }
-        match convo.send(line).await {
-            Ok(result) => print_result(&result)?,
+        match client.run_with(line, options(tk, history.clone())).await {
+            Ok(result) => {
+                print_result(&result)?;
+                history = result.messages;
+            }
             Err(e) => eprintln!("toolnexus: {e}"),
         }
     }

@@ -201,7 +201,7 @@ impl Serve {
             name: self.name.clone(),
             version: self.server_version.clone(),
             tools: (!self.expose.is_empty()).then(|| self.expose.clone()),
-            on_call: None,
+            ..McpServeConfig::default()
         });
         let listen = |addr: &str, mcp: Option<McpServeConfig>, a2a: Option<A2aProfile>| {
             let options = ServeOptions {

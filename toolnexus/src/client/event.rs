@@ -5,7 +5,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::ClientError;
-use super::options::OnText;
+use super::options::{OnText, OnToolProgress};
 use super::result::RunResult;
 use super::wire::Usage;
 use crate::context::Progress;
@@ -75,6 +75,7 @@ pub(crate) type EventSender = mpsc::Sender<Result<StreamEvent, ClientError>>;
 pub(crate) struct Emitter {
     pub(crate) tx: Option<EventSender>,
     pub(crate) on_text: Option<OnText>,
+    pub(crate) on_progress: Option<OnToolProgress>,
 }
 
 impl Emitter {
@@ -91,22 +92,31 @@ impl Emitter {
         }
     }
 
-    /// A callback that streams a tool call's progress reports as [`StreamEvent::Progress`];
-    /// `None` when no `stream()` consumer reads them. A report that finds the channel full is
-    /// dropped: progress is advisory, and the tool must not wait on the consumer.
+    /// A callback that hands a tool call's progress reports to `on_progress` and streams
+    /// them as [`StreamEvent::Progress`]; `None` when neither is there to take them. A report
+    /// that finds the channel full is dropped: progress is advisory, and the tool must not
+    /// wait on the consumer.
     pub(crate) fn progress_sink(
         &self,
         id: &str,
         name: &str,
     ) -> Option<impl Fn(Progress) + Send + Sync + 'static> {
-        let tx = self.tx.clone()?;
+        if self.tx.is_none() && self.on_progress.is_none() {
+            return None;
+        }
+        let (tx, on_progress) = (self.tx.clone(), self.on_progress.clone());
         let (id, name) = (id.to_owned(), name.to_owned());
-        Some(move |progress| {
-            let _ = tx.try_send(Ok(StreamEvent::Progress {
-                id: id.clone(),
-                name: name.clone(),
-                progress,
-            }));
+        Some(move |progress: Progress| {
+            if let Some(f) = &on_progress {
+                f(&name, &progress);
+            }
+            if let Some(tx) = &tx {
+                let _ = tx.try_send(Ok(StreamEvent::Progress {
+                    id: id.clone(),
+                    name: name.clone(),
+                    progress,
+                }));
+            }
         })
     }
 

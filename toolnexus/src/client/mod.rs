@@ -106,7 +106,7 @@ pub use hooks::Hooks;
 pub use in_process::{Generate, GenerateRequest, GeneratedCall, Generation};
 pub use metrics::{MetricEvent, MetricsRegistry, OnMetric};
 pub use models::ModelInfo;
-pub use options::{OnText, Prompt, RunOptions};
+pub use options::{OnText, OnToolProgress, Prompt, RunOptions};
 pub use provider::BodyTransform;
 pub use relay::{RelayResult, relay_answer, relay_tool};
 pub use resilience::{ErrorDecision, ErrorInfo, OnError};

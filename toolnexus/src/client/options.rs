@@ -9,10 +9,14 @@ use tokio_util::sync::CancellationToken;
 use super::hooks::Hooks;
 use super::metrics::{MetricEvent, OnMetric};
 use crate::content::ContentPart;
+use crate::context::Progress;
 use crate::toolkit::Toolkit;
 
 /// Receives each assistant text delta (block-style streaming).
 pub type OnText = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Receives each tool call's progress reports: the tool's name and the report.
+pub type OnToolProgress = Arc<dyn Fn(&str, &Progress) + Send + Sync>;
 
 /// A user prompt: plain text, or content parts in the caller's order.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,6 +77,7 @@ pub struct RunOptions {
     pub(super) on_text: Option<OnText>,
     pub(super) hooks: Option<Hooks>,
     pub(super) on_metric: Option<OnMetric>,
+    pub(super) on_progress: Option<OnToolProgress>,
 }
 
 impl RunOptions {
@@ -127,6 +132,28 @@ impl RunOptions {
     }
 }
 
+impl RunOptions {
+    /// Hand each tool call's progress reports (an MCP server's `notifications/progress`,
+    /// or a native tool's [`ToolContext::report_progress`](crate::ToolContext::report_progress))
+    /// to `f` with the tool's name, as they come; the same reports a
+    /// [`stream()`](super::Client::stream) consumer sees as
+    /// [`StreamEvent::Progress`](super::StreamEvent::Progress).
+    ///
+    /// ```
+    /// use toolnexus::client::RunOptions;
+    /// use toolnexus::Toolkit;
+    ///
+    /// let opts = RunOptions::new(&Toolkit::default()).on_progress(|tool, p| {
+    ///     eprintln!("progress: {tool} {}/{}", p.progress, p.total.unwrap_or_default());
+    /// });
+    /// # let _ = opts;
+    /// ```
+    pub fn on_progress(mut self, f: impl Fn(&str, &Progress) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(Arc::new(f));
+        self
+    }
+}
+
 impl fmt::Debug for RunOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunOptions")
@@ -137,6 +164,7 @@ impl fmt::Debug for RunOptions {
             .field("on_text", &self.on_text.is_some())
             .field("hooks", &self.hooks)
             .field("on_metric", &self.on_metric.is_some())
+            .field("on_progress", &self.on_progress.is_some())
             .finish()
     }
 }

@@ -42,6 +42,7 @@ impl Client {
         let emitter = Emitter {
             tx: None,
             on_text: opts.on_text.clone(),
+            on_progress: opts.on_progress.clone(),
         };
         self.inner.start(Some(prompt.into()), None, opts, &emitter).await
     }
@@ -71,6 +72,7 @@ impl Client {
         let emitter = Emitter {
             tx: None,
             on_text: opts.on_text.clone(),
+            on_progress: opts.on_progress.clone(),
         };
         let resume = Resume { pending, answer };
         self.inner.start(None, Some(resume), opts, &emitter).await
@@ -102,6 +104,7 @@ impl Inner {
             on_text: _,
             hooks,
             on_metric,
+            on_progress: _,
         } = opts;
         let history = match &conversation {
             Some(id) => self.store.get(id).await?.unwrap_or_default(),

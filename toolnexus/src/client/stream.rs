@@ -27,6 +27,7 @@ impl Client {
                 let emitter = Emitter {
                     tx: Some(work_tx.clone()),
                     on_text: opts.on_text.clone(),
+                    on_progress: opts.on_progress.clone(),
                 };
                 let result = inner.start(Some(prompt), None, opts, &emitter).await?;
                 emitter.send(StreamEvent::Usage { usage: result.usage }).await;

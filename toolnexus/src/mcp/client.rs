@@ -189,6 +189,17 @@ impl Toolkit {
     }
 }
 
+/// One receiver per MCP server of `toolkit`, changed whenever that server's tools are listed
+/// anew; [`Toolkit::refresh_mcp_tools`] then applies the change.
+pub(crate) fn tool_list_changes(toolkit: &Toolkit) -> Vec<tokio::sync::watch::Receiver<u64>> {
+    toolkit
+        .extension::<McpLive>()
+        .map_or(&[][..], |l| &l.sessions)
+        .iter()
+        .map(|(session, _)| session.listing_changes())
+        .collect()
+}
+
 /// The statuses recorded at load, with a server that lost its connection and could not be
 /// restarted shown as `failed` with the reason.
 pub(crate) fn live_status(toolkit: &Toolkit) -> McpStatuses {

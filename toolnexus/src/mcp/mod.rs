@@ -12,7 +12,8 @@
 //!   (`Toolkit::refresh_mcp_tools` applies the list), progress reaches the call's
 //!   `ToolContext`, and a dropped call sends `notifications/cancelled`.
 //! - `serve` (feature `serve`): the MCP profile a [`Toolkit`](crate::Toolkit) is served
-//!   with at `/mcp` (mounted by `crate::serve`).
+//!   with at `/mcp` (mounted by `crate::serve`), on stateful sessions; a served tool's
+//!   suspension is asked of the client through MCP elicitation (`elicitation`).
 
 use std::fmt;
 
@@ -21,6 +22,8 @@ use serde::{Serialize, Serializer};
 #[cfg(feature = "mcp")]
 mod client;
 pub mod config;
+#[cfg(feature = "serve")]
+mod elicitation;
 #[cfg(feature = "mcp")]
 mod resources;
 #[cfg(feature = "mcp")]
@@ -34,6 +37,8 @@ mod sse;
 #[cfg(feature = "mcp")]
 mod stdio;
 
+#[cfg(all(feature = "mcp", feature = "serve"))]
+pub(crate) use client::tool_list_changes;
 #[cfg(feature = "mcp")]
 pub use client::{LoadOptions, McpInventory, McpSource, ToolInfo, list_mcp_tools, load};
 pub use config::{DEFAULT_TIMEOUT, McpConfig, Secrets, ServerConfig, Transport, expand_env};

@@ -175,6 +175,8 @@ pub(super) struct Session {
     /// Why the server is `failed` after its reconnect budget ran out.
     failed: Mutex<Option<String>>,
     listing: Mutex<Listing>,
+    /// The listing's generation, for whoever follows the server's tool changes (a gateway).
+    listed: tokio::sync::watch::Sender<u64>,
     closed: AtomicBool,
 }
 
@@ -199,6 +201,7 @@ impl Session {
             reconnecting: tokio::sync::Mutex::new(()),
             failed: Mutex::new(None),
             listing: Mutex::new(Listing::default()),
+            listed: tokio::sync::watch::channel(0).0,
             closed: AtomicBool::new(false),
         });
         let _ = notices.session.set(Arc::downgrade(&session));
@@ -247,6 +250,13 @@ impl Session {
         );
         listing.tools = tools;
         listing.generation += 1;
+        self.listed.send_replace(listing.generation);
+    }
+
+    /// Changes whenever the server's tools are listed anew (after `tools/list_changed` or a
+    /// restart).
+    pub(super) fn listing_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.listed.subscribe()
     }
 
     async fn relist(self: Arc<Self>) {

@@ -14,6 +14,7 @@ use axum::extract::{Request, State};
 use axum::http::{Extensions, header};
 use axum::middleware::Next;
 use axum::response::Response;
+use futures::StreamExt;
 use http_body_util::BodyExt;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -64,6 +65,9 @@ pub type OnRequest = Arc<dyn Fn(&RequestEvent) + Send + Sync>;
 struct Note {
     rpc_method: Option<String>,
     tool: Option<String>,
+    /// Set by a route whose reply is an event stream (a stateful MCP session's `tools/call`),
+    /// which cannot be peeked: the route reports the outcome itself.
+    failed: bool,
 }
 
 type Slot = Arc<Mutex<Note>>;
@@ -108,6 +112,14 @@ fn clean(name: &str) -> String {
         .collect()
 }
 
+/// Marks the request whose (HTTP) extensions are `extensions` as failed for its log line: how
+/// a route answering with an event stream reports a `tools/call` whose result `isError`.
+pub(crate) fn note_failed(extensions: &Extensions) {
+    if let Some(slot) = extensions.get::<Slot>() {
+        slot.lock().unwrap_or_else(|p| p.into_inner()).failed = true;
+    }
+}
+
 /// Records the JSON-RPC method (and a `tools/call`'s tool) of `body` for the log line.
 pub(super) fn note_rpc(extensions: &mut Extensions, body: &[u8]) {
     let Some(slot) = extensions.get::<Slot>() else {
@@ -140,39 +152,88 @@ pub(super) async fn log_request(
     let slot = Slot::default();
     request.extensions_mut().insert(slot.clone());
     let response = next.run(request).await;
-    let note = std::mem::take(&mut *slot.lock().unwrap_or_else(|p| p.into_inner()));
+    let rpc = slot
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .rpc_method
+        .is_some();
     let status = response.status();
-    let (response, failed_reply) = if note.rpc_method.is_some() {
-        peek_reply(response).await
-    } else {
-        (response, false)
-    };
-    let event = RequestEvent {
+    let streamed = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let mut line = Line {
+        on_request,
         http_method,
         path,
-        rpc_method: note.rpc_method,
-        tool: note.tool,
         status: status.as_u16(),
-        ms: started.elapsed().as_secs_f64() * 1000.0,
-        is_error: failed_reply || status.is_client_error() || status.is_server_error(),
+        started,
+        slot,
+        failed_reply: status.is_client_error() || status.is_server_error(),
     };
-    tracing::info!(
-        target: "toolnexus::serve",
-        http_method = %event.http_method,
-        path = %event.path,
-        method = event.rpc_method.as_deref().unwrap_or("-"),
-        tool = event.tool.as_deref().unwrap_or("-"),
-        status = event.status,
-        ms = event.ms,
-        is_error = event.is_error,
-        "request"
-    );
-    if let Some(on_request) = &on_request
-        && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_request(&event))).is_err()
-    {
-        tracing::warn!(target: "toolnexus::serve", "the on_request callback panicked");
+    if rpc && streamed {
+        // An answer streamed as events is over when its body is: log it then (or when the
+        // client drops it), with the outcome the route noted.
+        let (parts, body) = response.into_parts();
+        let stream = body.into_data_stream().map(move |frame| {
+            let _ = &line;
+            frame
+        });
+        return Response::from_parts(parts, Body::from_stream(stream));
     }
+    let response = if rpc {
+        let (response, failed) = peek_reply(response).await;
+        line.failed_reply |= failed;
+        response
+    } else {
+        response
+    };
+    drop(line);
     response
+}
+
+/// One request's log line, written when it is dropped: right after the answer for a whole
+/// reply, at the end of the body for a streamed one.
+struct Line {
+    on_request: Option<OnRequest>,
+    http_method: String,
+    path: String,
+    status: u16,
+    started: Instant,
+    slot: Slot,
+    failed_reply: bool,
+}
+
+impl Drop for Line {
+    fn drop(&mut self) {
+        let note = std::mem::take(&mut *self.slot.lock().unwrap_or_else(|p| p.into_inner()));
+        let event = RequestEvent {
+            http_method: std::mem::take(&mut self.http_method),
+            path: std::mem::take(&mut self.path),
+            rpc_method: note.rpc_method,
+            tool: note.tool,
+            status: self.status,
+            ms: self.started.elapsed().as_secs_f64() * 1000.0,
+            is_error: self.failed_reply || note.failed,
+        };
+        tracing::info!(
+            target: "toolnexus::serve",
+            http_method = %event.http_method,
+            path = %event.path,
+            method = event.rpc_method.as_deref().unwrap_or("-"),
+            tool = event.tool.as_deref().unwrap_or("-"),
+            status = event.status,
+            ms = event.ms,
+            is_error = event.is_error,
+            "request"
+        );
+        if let Some(on_request) = &self.on_request
+            && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_request(&event))).is_err()
+        {
+            tracing::warn!(target: "toolnexus::serve", "the on_request callback panicked");
+        }
+    }
 }
 
 /// Whether a JSON reply reports a failure (`error`, or `result.isError`); the reply is

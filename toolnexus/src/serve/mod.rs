@@ -52,7 +52,7 @@ mod auth;
 mod conn;
 mod guard;
 mod limits;
-mod log;
+pub(crate) mod log;
 
 use std::fmt;
 use std::net::SocketAddr;

@@ -1,0 +1,260 @@
+//! `serve` as a gateway over a real MCP server: the Python `mcp` 2.x SDK server
+//! (`tests/peers/mcp/server.py`) upstream, a Python `mcp` 1.x SDK client
+//! (`tests/peers/mcp/gateway_client.py`) and our own client downstream, on stateful
+//! sessions. Progress flows up to the caller, cancellation down to the server.
+
+mod mcp_support;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_support::*;
+use serde_json::{Value, json};
+use toolnexus::mcp::serve::McpServeConfig;
+use toolnexus::serve::{ServeHandle, ServeOptions, serve};
+use toolnexus::{Progress, ToolContext, Toolkit};
+
+/// The Python server as the toolkit's `py` source, served over MCP.
+async fn gateway(python: &str, log: &Path) -> (Toolkit, ServeHandle) {
+    let tk = toolkit_of(json!({"py": {"command": py_server_command(python, log), "timeout": 20000}})).await;
+    assert_connected(&tk, "py");
+    let options = ServeOptions {
+        mcp: Some(McpServeConfig::default()),
+        ..ServeOptions::default()
+    };
+    let handle = serve(&tk, "127.0.0.1:0", options).await.unwrap();
+    (tk, handle)
+}
+
+/// Run `gateway_client.py URL MODE` with the 1.x SDK and parse what it printed.
+async fn python_client(python: String, url: String, mode: &'static str) -> Value {
+    let script =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/mcp/gateway_client.py");
+    let out = tokio::time::timeout(
+        Duration::from_secs(90),
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(python)
+                .arg(script)
+                .args([&url, mode])
+                .output()
+        }),
+    )
+    .await
+    .expect("the python client finished in time")
+    .unwrap()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Wait (bounded) until the server logged a cancelled `slow` call.
+async fn upstream_cancelled(log: &Path) -> bool {
+    for _ in 0..200 {
+        if py_events(log)
+            .iter()
+            .any(|e| e["event"] == "cancelled" && e["tool"] == "slow")
+        {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_python_client_gets_the_upstream_servers_progress_through_the_gateway() {
+    let (Some(server_python), Some(client_python)) = (python_mcp2(), python_mcp1()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (tk, handle) = gateway(&server_python, &dir.path().join("events.jsonl")).await;
+    let mut got = python_client(client_python, handle.mcp_url().unwrap(), "progress").await;
+    // The upstream server's last report races its answer into our client (rmcp hands
+    // notifications to the handler on tasks of their own; a report after the answer is
+    // dropped): the first two are certain, the third is the last step when present.
+    let progress = got["progress"].as_array_mut().unwrap();
+    assert!(
+        progress.len() == 2 || progress[2] == json!([3.0, 3.0, "step 3"]),
+        "{progress:?}"
+    );
+    progress.truncate(2);
+    assert_eq!(
+        got,
+        json!({
+            "progress": [[1.0, 3.0, "step 1"], [2.0, 3.0, "step 2"]],
+            // The tool has an output schema: its text is the structured result's JSON.
+            "result": [r#"{"result":"done after 3 steps"}"#],
+            "isError": false,
+            "session": true
+        })
+    );
+    handle.stop().await;
+    tk.close().await;
+}
+
+#[tokio::test]
+async fn a_python_clients_cancel_reaches_the_upstream_server() {
+    let (Some(server_python), Some(client_python)) = (python_mcp2(), python_mcp1()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events.jsonl");
+    let (tk, handle) = gateway(&server_python, &log).await;
+    let got = python_client(client_python, handle.mcp_url().unwrap(), "cancel").await;
+    assert_eq!(
+        got,
+        json!({"progress_before_cancel": [[1.0, 100.0, "step 1"]], "session": true})
+    );
+    assert!(upstream_cancelled(&log).await, "{:?}", py_events(&log));
+    handle.stop().await;
+    tk.close().await;
+}
+
+#[tokio::test]
+async fn an_upstream_tool_change_reaches_a_python_client_as_list_changed() {
+    let (Some(server_python), Some(client_python)) = (python_mcp2(), python_mcp1()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (tk, handle) = gateway(&server_python, &dir.path().join("events.jsonl")).await;
+    let got = python_client(client_python, handle.mcp_url().unwrap(), "list_changed").await;
+    assert_eq!(
+        got,
+        json!({
+            "fresh_before": false,
+            "added": [r#"{"result":"added fresh"}"#],
+            "new_tools": ["py_fresh"],
+            "fresh": [r#"{"result":"I am fresh"}"#],
+            "session": true
+        })
+    );
+    handle.stop().await;
+    tk.close().await;
+}
+
+/// The `question` built-in served alone, as a Python client calls it in `mode`.
+async fn ask_question(mode: &'static str) -> Option<Value> {
+    let python = python_mcp1()?;
+    let tk = Toolkit::new(
+        toolnexus::builtin::all()
+            .into_iter()
+            .filter(|t| t.name() == "question"),
+    );
+    let options = ServeOptions {
+        mcp: Some(McpServeConfig::default()),
+        ..ServeOptions::default()
+    };
+    let handle = serve(&tk, "127.0.0.1:0", options).await.unwrap();
+    let got = python_client(python, handle.mcp_url().unwrap(), mode).await;
+    handle.stop().await;
+    Some(got)
+}
+
+const CITY_FORM: &str = r#"{"message": "Which city? (options: Chennai, Oslo)", "schema": {
+    "type": "object",
+    "properties": {"answer_1": {"type": "string", "title": "Which city?", "enum": ["Chennai", "Oslo"]}},
+    "required": ["answer_1"]}}"#;
+
+#[tokio::test]
+async fn a_suspended_tool_asks_the_client_by_elicitation_and_resumes_with_the_answer() {
+    let Some(got) = ask_question("accept").await else {
+        return;
+    };
+    let form: Value = serde_json::from_str(CITY_FORM).unwrap();
+    assert_eq!(
+        got,
+        json!({"asked": [form], "result": [r#"{"answers":["Oslo"]}"#], "isError": false, "session": true})
+    );
+}
+
+#[tokio::test]
+async fn a_declined_elicitation_is_an_error_result_that_says_so() {
+    let Some(got) = ask_question("decline").await else {
+        return;
+    };
+    let form: Value = serde_json::from_str(CITY_FORM).unwrap();
+    assert_eq!(
+        got,
+        json!({
+            "asked": [form],
+            "result": ["the client declined the request: Which city? (options: Chennai, Oslo)"],
+            "isError": true,
+            "session": true
+        })
+    );
+}
+
+#[tokio::test]
+async fn without_the_capability_a_suspension_stays_an_error_result() {
+    let Some(got) = ask_question("plain").await else {
+        return;
+    };
+    assert_eq!(
+        got,
+        json!({
+            "asked": [],
+            "result": ["Which city? (options: Chennai, Oslo)"],
+            "isError": true,
+            "session": true
+        })
+    );
+}
+
+#[tokio::test]
+async fn our_client_through_the_gateway_gets_progress_and_cancels_upstream() {
+    let Some(server_python) = python_mcp2() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events.jsonl");
+    let (tk, handle) = gateway(&server_python, &log).await;
+    let client = toolkit_of(json!({"gw": {"url": handle.mcp_url().unwrap(), "timeout": 20000}})).await;
+    assert_connected(&client, "gw");
+
+    let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let sink = seen.clone();
+    let ctx = ToolContext::default().with_progress(move |p| sink.lock().unwrap().push(p));
+    let r = client
+        .execute("gw_py_slow", json!({"steps": 3, "delay_ms": 50}), ctx)
+        .await;
+    assert_eq!(r.output, r#"{"result":"done after 3 steps"}"#, "{r:?}");
+    let mut seen: Vec<(f64, Option<f64>, Option<String>)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| (p.progress, p.total, p.message.clone()))
+        .collect();
+    // As above, the last report may lose its race with the answer, on either hop.
+    assert!(
+        seen.len() == 2 || seen[2] == (3.0, Some(3.0), Some("step 3".into())),
+        "{seen:?}"
+    );
+    seen.truncate(2);
+    assert_eq!(
+        seen,
+        [
+            (1.0, Some(3.0), Some("step 1".into())),
+            (2.0, Some(3.0), Some("step 2".into()))
+        ]
+    );
+
+    // Cancelling the caller's context, once the call runs upstream, cancels it there.
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let trigger = cancel.clone();
+    let ctx = ToolContext::default()
+        .with_cancel(cancel)
+        .with_progress(move |_| trigger.cancel());
+    let r = client
+        .execute("gw_py_slow", json!({"steps": 100, "delay_ms": 100}), ctx)
+        .await;
+    assert!(r.is_error, "{r:?}");
+    assert!(upstream_cancelled(&log).await, "{:?}", py_events(&log));
+    client.close().await;
+    handle.stop().await;
+    tk.close().await;
+}

@@ -1,0 +1,133 @@
+"""A client of a toolnexus MCP gateway written with the Python `mcp` SDK (1.x), the peer of
+tests/mcp_gateway.rs. It prints one JSON object with what it saw.
+
+Usage: gateway_client.py URL progress | cancel | list_changed | accept | decline | plain
+  progress  call `py_slow` (3 steps) with a progress callback: the relayed progress and result.
+  cancel    call `py_slow` (100 steps), and after its first progress report send
+            notifications/cancelled for that request: the progress seen before the cancel.
+  list_changed  have the upstream server add a tool (`py_add_tool`), wait for the gateway's
+            notifications/tools/list_changed, list again and call the new tool.
+  accept, decline  call the `question` tool with an elicitation callback that accepts
+            (answering "Oslo") or declines: what the client was asked, and the result.
+  plain     call `question` without an elicitation callback (no capability declared).
+"""
+
+import json
+import sys
+
+import anyio
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamablehttp_client
+
+URL, MODE = sys.argv[1], sys.argv[2]
+
+
+async def progress(session: ClientSession) -> dict:
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append([progress, total, message])
+
+    result = await session.call_tool(
+        "py_slow", {"steps": 3, "delay_ms": 50}, progress_callback=on_progress
+    )
+    return {"progress": seen, "result": [c.text for c in result.content], "isError": result.isError}
+
+
+async def cancel(session: ClientSession) -> dict:
+    first = anyio.Event()
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append([progress, total, message])
+        first.set()
+
+    # The id the SDK gives the next request: the call below.
+    request_id = session._request_id
+    async with anyio.create_task_group() as tg:
+
+        async def slow():
+            await session.call_tool(
+                "py_slow", {"steps": 100, "delay_ms": 100}, progress_callback=on_progress
+            )
+
+        tg.start_soon(slow)
+        with anyio.fail_after(30):
+            await first.wait()
+        await session.send_notification(
+            types.ClientNotification(
+                types.CancelledNotification(
+                    params=types.CancelledNotificationParams(requestId=request_id, reason="stop")
+                )
+            )
+        )
+        tg.cancel_scope.cancel()
+    return {"progress_before_cancel": seen[:1]}
+
+
+CHANGED = anyio.Event()
+
+
+async def on_message(message) -> None:
+    if isinstance(message, types.ServerNotification) and isinstance(
+        message.root, types.ToolListChangedNotification
+    ):
+        CHANGED.set()
+
+
+async def list_changed(session: ClientSession) -> dict:
+    before = [t.name for t in (await session.list_tools()).tools]
+    added = await session.call_tool("py_add_tool", {"name": "fresh"})
+    with anyio.fail_after(30):
+        await CHANGED.wait()
+    after = [t.name for t in (await session.list_tools()).tools]
+    fresh = await session.call_tool("py_fresh", {})
+    return {
+        "fresh_before": "py_fresh" in before,
+        "added": [c.text for c in added.content],
+        "new_tools": sorted(set(after) - set(before)),
+        "fresh": [c.text for c in fresh.content],
+    }
+
+
+ASKED = []
+
+
+async def on_elicit(context, params):
+    ASKED.append({"message": params.message, "schema": params.requestedSchema})
+    if MODE == "accept":
+        return types.ElicitResult(action="accept", content={"answer_1": "Oslo"})
+    return types.ElicitResult(action="decline")
+
+
+async def question(session: ClientSession) -> dict:
+    result = await session.call_tool(
+        "question", {"questions": [{"question": "Which city?", "options": ["Chennai", "Oslo"]}]}
+    )
+    return {"asked": ASKED, "result": [c.text for c in result.content], "isError": result.isError}
+
+
+MODES = {
+    "progress": progress,
+    "cancel": cancel,
+    "list_changed": list_changed,
+    "accept": question,
+    "decline": question,
+    "plain": question,
+}
+
+
+async def main() -> None:
+    with anyio.fail_after(60):
+        async with streamablehttp_client(URL) as (read, write, session_id):
+            callback = on_elicit if MODE in ("accept", "decline") else None
+            async with ClientSession(
+                read, write, message_handler=on_message, elicitation_callback=callback
+            ) as session:
+                await session.initialize()
+                out = await MODES[MODE](session)
+                out["session"] = session_id() is not None
+    print(json.dumps(out))
+
+
+anyio.run(main)
