@@ -222,7 +222,7 @@ async fn main() {
         "http_calls": CALLS,
         "gateway_call_stateful_median_us": us(stateful),
         "gateway_call_stateless_median_us": us(stateless),
-        "gateway_session_cost_us": us(stateful) - us(stateless),
+        "gateway_session_cost_us": ((us(stateful) - us(stateless)) * 10.0).round() / 10.0,
     });
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
 }

@@ -3,7 +3,7 @@
 //!
 //! Sessions are stateful unless [`McpServeConfig::stateless`]: `initialize` answers with an `Mcp-Session-Id`, a `GET` opens the
 //! session's event stream, a `DELETE` ends it. At most [`McpServeConfig::max_sessions`]
-//! live at once (one more `initialize` is refused with 503) and a session idle for
+//! live at once (one more `initialize` is refused with 503), a `DELETE` is answered 204, and a session idle for
 //! [`McpServeConfig::session_idle`] is dropped. A `tools/call` that carries a
 //! `progressToken` has its tool's progress (an upstream MCP server's too, when the toolkit
 //! is a gateway) sent back as `notifications/progress`; the client's
@@ -180,7 +180,8 @@ pub(crate) fn router(toolkit: &Toolkit, options: McpServeConfig, cancel: Cancell
         }))
 }
 
-/// The bound on live sessions, checked before rmcp creates one.
+/// The bound on live sessions, checked before rmcp creates one; and a session's end
+/// answered as the SDK clients expect.
 #[derive(Clone)]
 struct SessionCap {
     sessions: Arc<LocalSessionManager>,
@@ -192,6 +193,15 @@ struct SessionCap {
 
 impl SessionCap {
     async fn admit(self, request: Request, next: Next) -> Response {
+        if request.method() == Method::DELETE {
+            // rmcp answers an ended session with 202; the MCP SDK clients expect 200 or 204
+            // (and warn "Session termination failed: 202").
+            let mut response = next.run(request).await;
+            if response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::NO_CONTENT;
+            }
+            return response;
+        }
         let opens_session =
             request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
         if !opens_session {
