@@ -23,6 +23,7 @@ use super::gate::{GatedTransport, TurnGate};
 use super::handle::{
     CloseReason, Handle, HandleState, HandleView, Ledger, TaskResult, TaskStatus, Transition,
 };
+use super::retention::{DEFAULT_RETAIN_CLOSED, Retention};
 use super::task_tool;
 use crate::client::{
     Client, ClientError, ConversationStore, Hooks, HttpTransport, InMemoryStore, OnMetric, RunOptions,
@@ -52,6 +53,8 @@ pub struct RuntimeBuilder {
     inbox_cap: usize,
     max_concurrent_turns: usize,
     shutdown: Duration,
+    retain_closed: usize,
+    retain_closed_for: Option<Duration>,
 }
 
 impl Default for RuntimeBuilder {
@@ -71,6 +74,8 @@ impl Default for RuntimeBuilder {
             inbox_cap: 8,
             max_concurrent_turns: 8,
             shutdown: Duration::from_millis(200),
+            retain_closed: DEFAULT_RETAIN_CLOSED,
+            retain_closed_for: None,
         }
     }
 }
@@ -149,6 +154,21 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Closed handles kept for `inspect`/`wait` (default 256): when one more closes, the
+    /// oldest closed ones beyond `n` are evicted (live handles never are), so a long-lived
+    /// runtime — a served agent spawns a handle per task — stays bounded. An evicted id
+    /// is an unknown handle to every verb.
+    pub fn retain_closed(mut self, n: usize) -> Self {
+        self.retain_closed = n;
+        self
+    }
+    /// Also evict closed handles older than `age` on the runtime clock (default: no age
+    /// bound). Checked whenever a handle closes.
+    pub fn retain_closed_for(mut self, age: Duration) -> Self {
+        self.retain_closed_for = Some(age);
+        self
+    }
+
     /// Check the model settings (by building a client with them) and build over `registry`.
     pub fn build(self, registry: Registry) -> Result<AgentRuntime, AgentError> {
         let gate = TurnGate::new(self.max_concurrent_turns);
@@ -182,6 +202,7 @@ impl RuntimeBuilder {
                 inbox_cap: self.inbox_cap,
                 shutdown: self.shutdown,
                 table: Mutex::new(HashMap::from([(ROOT.to_owned(), root)])),
+                retention: Mutex::new(Retention::new(self.retain_closed, self.retain_closed_for)),
                 trace: Mutex::new(Vec::new()),
             }),
         })
@@ -363,6 +384,8 @@ pub(crate) struct Shared {
     inbox_cap: usize,
     shutdown: Duration,
     table: Mutex<Table>,
+    /// Locked only while `table` is held (one lock order).
+    retention: Mutex<Retention>,
     trace: Mutex<Vec<String>>,
 }
 
@@ -510,8 +533,9 @@ impl AgentRuntime {
             if p.depth + 1 > p.carved.max_depth {
                 return Err(SpawnError::MaxDepth(p.carved.max_depth));
             }
+            // Lifetime spawns, not the child list: evicted children leave that list.
             if let Some(max) = p.carved.max_children
-                && p.children.len() as u32 >= max
+                && p.seq.values().sum::<u32>() >= max
             {
                 return Err(SpawnError::MaxChildren(max));
             }
@@ -649,9 +673,14 @@ impl AgentRuntime {
         out
     }
 
-    /// One handle's view.
-    pub fn inspect(&self, h: &Handle) -> Option<HandleView> {
-        self.shared.lock().get(h.id()).map(view)
+    /// One handle's view; an id never spawned here, or a closed handle already evicted
+    /// (see [`RuntimeBuilder::retain_closed`]), is [`VerbError::UnknownHandle`].
+    pub fn inspect(&self, h: &Handle) -> Result<HandleView, VerbError> {
+        self.shared
+            .lock()
+            .get(h.id())
+            .map(view)
+            .ok_or_else(|| VerbError::UnknownHandle(h.id().to_owned()))
     }
 }
 
@@ -1123,11 +1152,7 @@ impl Shared {
         let mut rx = {
             let table = self.lock();
             let Some(n) = table.get(h.id()) else {
-                return TaskResult::new(
-                    TaskStatus::Error,
-                    format!("unknown handle {h}"),
-                    Ledger::default(),
-                );
+                return evicted(h);
             };
             if let Some(r) = n.settled() {
                 return r;
@@ -1153,7 +1178,7 @@ impl Shared {
         tokio::select! {
             changed = rx.changed() => {
                 let table = self.lock();
-                let n = &table[h.id()];
+                let Some(n) = table.get(h.id()) else { return evicted(h) };
                 match (changed, n.last.clone()) {
                     (Ok(()), Some(r)) => r,
                     _ => n.result(TaskStatus::Closed, "closed"),
@@ -1161,7 +1186,7 @@ impl Shared {
             }
             () = deadline => {
                 let table = self.lock();
-                let n = &table[h.id()];
+                let Some(n) = table.get(h.id()) else { return evicted(h) };
                 let ms = timeout.unwrap_or_default().as_millis();
                 n.result(TaskStatus::Timeout, format!("wait timeout after {ms}ms (child still {})", n.state))
                     .with_limit(LimitName::Timeout)
@@ -1258,7 +1283,8 @@ impl Shared {
                 let _ = std::panic::catch_unwind(AssertUnwindSafe(|| f(&h, reason)));
             }
             let mut table = self.lock();
-            let n = table.get_mut(h.id()).expect("known");
+            // A concurrent close of the same handle may have closed and evicted it.
+            let Some(n) = table.get_mut(h.id()) else { return };
             let prior = n.state;
             n.set_state(HandleState::Closed);
             n.pending = None;
@@ -1269,6 +1295,11 @@ impl Shared {
             } else {
                 n.epoch.send_modify(|e| *e += 1);
             }
+            let now = self.clock.now();
+            self.retention
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .closed(&mut table, h.id(), now);
             drop(table);
             self.log(format!("{h}: {prior}→closed ({reason})"));
         })
@@ -1288,6 +1319,15 @@ impl Shared {
             self.hand_over_slot(&mut table, &p);
         }
     }
+}
+
+/// The answer about a handle not (or no longer) in the table.
+fn evicted(h: &Handle) -> TaskResult {
+    TaskResult::new(
+        TaskStatus::Error,
+        VerbError::UnknownHandle(h.id().to_owned()).to_string(),
+        Ledger::default(),
+    )
 }
 
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
