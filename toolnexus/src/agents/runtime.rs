@@ -26,8 +26,8 @@ use super::handle::{
 use super::retention::{DEFAULT_RETAIN_CLOSED, Retention};
 use super::task_tool;
 use crate::client::{
-    Client, ClientError, ConversationStore, Hooks, HttpTransport, InMemoryStore, OnMetric, RunOptions,
-    RunStatus, Style,
+    Client, ClientError, ConversationStore, Hooks, HttpTransport, InMemoryStore, MetricEvent, OnMetric,
+    RunOptions, RunStatus, Style,
 };
 use crate::suspend::{Answer, WaitFor};
 use crate::toolkit::Toolkit;
@@ -713,6 +713,34 @@ fn exhausted_at(table: &Table, id: &str, now: Duration) -> Option<(Handle, Limit
     None
 }
 
+/// What a turn spent so far, counted from the client's metric events as they happen.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Spent {
+    tokens: u64,
+    tool_calls: u64,
+    turns: u32,
+}
+
+impl Spent {
+    /// Fold one event in: a successful model call is a turn and its reported tokens (prompt
+    /// plus completion); every tool call counts, as in the client's own tally.
+    fn count(&mut self, e: &MetricEvent) {
+        match e {
+            MetricEvent::Llm {
+                ok: true,
+                prompt_tokens,
+                completion_tokens,
+                ..
+            } => {
+                self.turns += 1;
+                self.tokens += prompt_tokens + completion_tokens;
+            }
+            MetricEvent::Tool { .. } => self.tool_calls += 1,
+            _ => {}
+        }
+    }
+}
+
 /// How a turn's client run ended, before it is booked.
 enum Outcome {
     Ran(Box<crate::client::RunResult>),
@@ -788,19 +816,21 @@ impl Shared {
         let sh = self.clone();
         let h = h.clone();
         tokio::spawn(async move {
+            let spent = Arc::new(Mutex::new(Spent::default()));
             let turn = async {
                 if let Admit::Approve(wait_for, request, limit) = admit
                     && !wait_for(*request).await.ok
                 {
                     return Outcome::Budget(limit, "approval declined".to_owned());
                 }
-                sh.run_turn(&h, input, answer, cancel).await
+                sh.run_turn(&h, input, answer, cancel, spent.clone()).await
             };
             let outcome = AssertUnwindSafe(turn)
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|p| Outcome::Panicked(panic_text(&*p)));
-            sh.book(&h, turn_no, outcome);
+            let spent = *spent.lock().unwrap_or_else(|e| e.into_inner());
+            sh.book(&h, turn_no, outcome, spent);
         });
         Ok(rx)
     }
@@ -915,6 +945,7 @@ impl Shared {
         input: String,
         answer: Option<Answer>,
         cancel: CancellationToken,
+        spent: Arc<Mutex<Spent>>,
     ) -> Outcome {
         let (def, carved) = {
             let table = self.lock();
@@ -942,9 +973,16 @@ impl Shared {
         if let Some(hooks) = def.hooks.as_ref().or(self.hooks.as_ref()) {
             builder = builder.hooks(hooks.clone());
         }
-        if let Some(f) = def.on_metric.as_ref().or(self.on_metric.as_ref()).cloned() {
-            builder = builder.on_metric(move |e| f(e));
-        }
+        // The runtime's own sink counts what the turn spends as it goes, so a run that ends
+        // without a result (cancelled, past its wall deadline, failed) is still booked; the
+        // host's sink sees every event unchanged.
+        let host_sink = def.on_metric.as_ref().or(self.on_metric.as_ref()).cloned();
+        builder = builder.on_metric(move |e| {
+            spent.lock().unwrap_or_else(|e| e.into_inner()).count(e);
+            if let Some(f) = &host_sink {
+                f(e);
+            }
+        });
         let client = match builder.build() {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(e.to_string()),
@@ -983,7 +1021,7 @@ impl Shared {
     /// the inbox drain committed or restored, the parent's slot handed to the next queued
     /// sibling, every waiter woken. A turn already superseded (its handle was closed and
     /// reopened, or forcibly finished) changes nothing.
-    fn book(self: &Arc<Self>, h: &Handle, turn_no: u64, outcome: Outcome) {
+    fn book(self: &Arc<Self>, h: &Handle, turn_no: u64, outcome: Outcome, spent: Spent) {
         let mut table = self.lock();
         let Some(n) = table.get_mut(h.id()) else { return };
         if n.turn_no != turn_no || n.cancel.is_none() {
@@ -991,13 +1029,13 @@ impl Shared {
         }
         n.cancel = None;
         let abort = n.abort.take();
-        let (tokens, calls) = match &outcome {
-            Outcome::Ran(r) => (r.usage.total_tokens, r.tool_call_count as u64),
-            _ => (0, 0),
+        // A run with a result reports its own usage; any other ending books what the
+        // runtime's metric sink counted before it ended.
+        let (tokens, calls, turns) = match &outcome {
+            Outcome::Ran(r) => (r.usage.total_tokens, r.tool_call_count as u64, r.turns),
+            _ => (spent.tokens, spent.tool_calls, spent.turns),
         };
-        if let Outcome::Ran(r) = &outcome {
-            n.ledger.turns += r.turns;
-        }
+        n.ledger.turns += turns;
         n.ledger.own_tokens += tokens;
         let mut at = Some(h.clone());
         while let Some(a) = at {
