@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolnexus::agents::{
     AgentDef, AgentRuntime, Budget, BudgetDecision, BudgetExtension, BudgetInfo, Handle, HandleState,
-    LimitName, Registry, RuntimeBuilder, TaskResult, TaskStatus,
+    LimitName, Registry, RuntimeBuilder, TaskResult, TaskStatus, VirtualClock,
 };
 use toolnexus::client::HttpResponse;
 use toolnexus::client::transport::from_fn;
@@ -464,4 +464,99 @@ async fn a_queued_wake_the_budget_stops_passes_the_freed_slot_on() {
     ] {
         assert!(trace.contains(&line.to_owned()), "{line} in {trace:#?}");
     }
+}
+
+/// Look a term up.
+#[toolnexus::tool]
+fn lookup(q: String) -> String {
+    format!("data({q})")
+}
+
+/// A child `a` under a coordinator `c`: its first model call reports 4 tokens and calls
+/// `lookup`; its second never answers. Returns the runtime, both handles and the count of
+/// model calls.
+fn a_turn_that_hangs_after_one_call(
+    clock: Option<VirtualClock>,
+    child: Budget,
+) -> (AgentRuntime, Handle, Handle, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let t = from_fn(move |_req| {
+        let k = c.fetch_add(1, Ordering::SeqCst) + 1;
+        async move {
+            if k > 1 {
+                std::future::pending::<()>().await;
+            }
+            Ok(HttpResponse::json(&json!({
+                "choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
+                    "type": "function", "function": {"name": "lookup", "arguments": "{\"q\":\"x\"}"}}]}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})))
+        }
+    });
+    let tk = toolnexus::toolkit![lookup];
+    let registry = Registry::new([
+        AgentDef::new("c", "coordinates").team(["a"]),
+        AgentDef::new("a", "does a")
+            .uses_from(&tk, ["lookup"])
+            .budget(child),
+    ])
+    .unwrap();
+    let mut b = AgentRuntime::builder()
+        .base_url("http://127.0.0.1:9/v1")
+        .model("m")
+        .api_key("k")
+        .retries(0)
+        .transport(t);
+    if let Some(clock) = clock {
+        b = b.clock(Arc::new(clock));
+    }
+    let rt = b.build(registry).unwrap();
+    let coord = rt.spawn(&rt.root(), "c", None).unwrap();
+    let a = rt.spawn(&coord, "a", None).unwrap();
+    rt.wake(&a, Some("go".to_owned())).unwrap();
+    (rt, coord, a, calls)
+}
+
+/// Until the second (hanging) model call is in flight, so the first one is reported.
+async fn second_call_in_flight(calls: &AtomicUsize) {
+    bounded(async {
+        while calls.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_interrupted_run_books_the_tokens_of_its_finished_calls_up_the_tree() {
+    let (rt, coord, a, calls) = a_turn_that_hangs_after_one_call(None, Budget::new().max_tokens(100));
+    second_call_in_flight(&calls).await;
+    rt.interrupt(&a);
+    let r = bounded(rt.wait(&a, None)).await;
+    assert_eq!(
+        (r.status, r.total_tokens, r.turns),
+        (TaskStatus::Interrupted, 4, 1)
+    );
+    let view = rt.inspect(&a).unwrap();
+    assert_eq!((view.state, view.tokens, view.turns), (HandleState::Idle, 4, 1));
+    assert_eq!(rt.inspect(&coord).unwrap().tokens, 4);
+    assert_eq!(rt.inspect(&rt.root()).unwrap().tokens, 4);
+    assert_eq!(rt.remaining_tokens(&a), Some(96));
+}
+
+#[tokio::test]
+async fn a_run_past_its_wall_deadline_books_what_it_spent() {
+    let clock = VirtualClock::new();
+    let (rt, coord, a, calls) =
+        a_turn_that_hangs_after_one_call(Some(clock.clone()), Budget::new().max_wall_ms(1_000));
+    second_call_in_flight(&calls).await;
+    clock.advance(Duration::from_millis(1_000));
+    let r = bounded(rt.wait(&a, None)).await;
+    assert_eq!(
+        (r.status, r.limit, r.total_tokens),
+        (TaskStatus::Incomplete, Some(LimitName::MaxWallMs), 4)
+    );
+    assert_eq!(rt.inspect(&coord).unwrap().tokens, 4);
+    rt.close_forced(&rt.root()).await;
+    assert_eq!(rt.inspect(&a).unwrap().tokens, 4);
 }

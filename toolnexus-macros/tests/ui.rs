@@ -1,8 +1,9 @@
-//! The compiler's view of `#[tool]` and `toolkit![]` (trybuild): every signature form that
+//! The compiler's view of `#[tool]`, `toolkit![]` and `agents!{}` (trybuild): every form that
 //! must compile and run, and every message the macros emit, each pinned by the `.stderr`
-//! beside its case. The cases live in the workspace's `tests/ui/{tool,toolkit}/{pass,fail}`.
-//! This harness sits in the macro crate so trybuild builds a small dependency set (toolnexus
-//! without its network features), not the workspace's whole dev tree.
+//! beside its case. The tool and toolkit cases live in the workspace's
+//! `tests/ui/{tool,toolkit}/{pass,fail}`, the agents cases in `tests/ui/agents/{pass,fail}`
+//! here. This harness sits in the macro crate so trybuild builds a small dependency set
+//! (toolnexus with `client` only), not the workspace's whole dev tree.
 
 #[test]
 fn ui() {
@@ -11,7 +12,8 @@ fn ui() {
         t.pass(format!("../tests/ui/{m}/pass/*.rs"));
         t.compile_fail(format!("../tests/ui/{m}/fail/*.rs"));
     }
-    // `agents!{}`'s refusals emit only errors, so they need no `client` feature here; its
-    // expansion runs against the real runtime in the workspace's tests/agents_macro.rs.
+    // `agents!{}` expands to the agent runtime's `Registry`, so the dev-dependency enables
+    // toolnexus's `client` feature; the runs themselves are in tests/agents_macro.rs.
+    t.pass("tests/ui/agents/pass/*.rs");
     t.compile_fail("tests/ui/agents/fail/*.rs");
 }

@@ -89,7 +89,7 @@ impl AgentRuntime {
                 {
                     return;
                 }
-                if rt.inspect(&h).map(|v| v.state) != Some(HandleState::Idle) {
+                if rt.inspect(&h).map(|v| v.state).ok() != Some(HandleState::Idle) {
                     continue;
                 }
                 if rt.wake(&h, Some(HEARTBEAT_PROMPT.to_owned())).is_err() {

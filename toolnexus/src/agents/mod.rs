@@ -13,6 +13,7 @@
 //! | [`Budget`], [`LimitName`] | `budget.rs` |
 //! | the turn gate (backpressure gate 3) | `gate.rs` |
 //! | the two delivery rails, [`InboxItem`] | `delivery.rs` |
+//! | eviction of closed handles ([`RuntimeBuilder::retain_closed`]) | `retention.rs` |
 //! | escalation and [`AgentRuntime::resume`] | `suspend.rs` |
 //! | [`Clock`], [`SystemClock`], [`VirtualClock`] | `clock.rs` |
 //! | §7E heartbeat: [`AgentRuntime::start_agent`], [`StartedAgent`] | `heartbeat.rs` |
@@ -66,6 +67,7 @@ mod error;
 mod gate;
 mod handle;
 mod heartbeat;
+mod retention;
 mod runtime;
 #[cfg(all(feature = "a2a", feature = "serve", feature = "skills"))]
 mod serve;

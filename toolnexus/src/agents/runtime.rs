@@ -23,10 +23,11 @@ use super::gate::{GatedTransport, TurnGate};
 use super::handle::{
     CloseReason, Handle, HandleState, HandleView, Ledger, TaskResult, TaskStatus, Transition,
 };
+use super::retention::{DEFAULT_RETAIN_CLOSED, Retention};
 use super::task_tool;
 use crate::client::{
-    Client, ClientError, ConversationStore, Hooks, HttpTransport, InMemoryStore, OnMetric, RunOptions,
-    RunStatus, Style,
+    Client, ClientError, ConversationStore, Hooks, HttpTransport, InMemoryStore, MetricEvent, OnMetric,
+    RunOptions, RunStatus, Style,
 };
 use crate::suspend::{Answer, WaitFor};
 use crate::toolkit::Toolkit;
@@ -52,6 +53,8 @@ pub struct RuntimeBuilder {
     inbox_cap: usize,
     max_concurrent_turns: usize,
     shutdown: Duration,
+    retain_closed: usize,
+    retain_closed_for: Option<Duration>,
 }
 
 impl Default for RuntimeBuilder {
@@ -71,6 +74,8 @@ impl Default for RuntimeBuilder {
             inbox_cap: 8,
             max_concurrent_turns: 8,
             shutdown: Duration::from_millis(200),
+            retain_closed: DEFAULT_RETAIN_CLOSED,
+            retain_closed_for: None,
         }
     }
 }
@@ -149,6 +154,21 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Closed handles kept for `inspect`/`wait` (default 256): when one more closes, the
+    /// oldest closed ones beyond `n` are evicted (live handles never are), so a long-lived
+    /// runtime — a served agent spawns a handle per task — stays bounded. An evicted id
+    /// is an unknown handle to every verb.
+    pub fn retain_closed(mut self, n: usize) -> Self {
+        self.retain_closed = n;
+        self
+    }
+    /// Also evict closed handles older than `age` on the runtime clock (default: no age
+    /// bound). Checked whenever a handle closes.
+    pub fn retain_closed_for(mut self, age: Duration) -> Self {
+        self.retain_closed_for = Some(age);
+        self
+    }
+
     /// Check the model settings (by building a client with them) and build over `registry`.
     pub fn build(self, registry: Registry) -> Result<AgentRuntime, AgentError> {
         let gate = TurnGate::new(self.max_concurrent_turns);
@@ -182,6 +202,7 @@ impl RuntimeBuilder {
                 inbox_cap: self.inbox_cap,
                 shutdown: self.shutdown,
                 table: Mutex::new(HashMap::from([(ROOT.to_owned(), root)])),
+                retention: Mutex::new(Retention::new(self.retain_closed, self.retain_closed_for)),
                 trace: Mutex::new(Vec::new()),
             }),
         })
@@ -363,6 +384,8 @@ pub(crate) struct Shared {
     inbox_cap: usize,
     shutdown: Duration,
     table: Mutex<Table>,
+    /// Locked only while `table` is held (one lock order).
+    retention: Mutex<Retention>,
     trace: Mutex<Vec<String>>,
 }
 
@@ -510,8 +533,9 @@ impl AgentRuntime {
             if p.depth + 1 > p.carved.max_depth {
                 return Err(SpawnError::MaxDepth(p.carved.max_depth));
             }
+            // Lifetime spawns, not the child list: evicted children leave that list.
             if let Some(max) = p.carved.max_children
-                && p.children.len() as u32 >= max
+                && p.seq.values().sum::<u32>() >= max
             {
                 return Err(SpawnError::MaxChildren(max));
             }
@@ -649,9 +673,14 @@ impl AgentRuntime {
         out
     }
 
-    /// One handle's view.
-    pub fn inspect(&self, h: &Handle) -> Option<HandleView> {
-        self.shared.lock().get(h.id()).map(view)
+    /// One handle's view; an id never spawned here, or a closed handle already evicted
+    /// (see [`RuntimeBuilder::retain_closed`]), is [`VerbError::UnknownHandle`].
+    pub fn inspect(&self, h: &Handle) -> Result<HandleView, VerbError> {
+        self.shared
+            .lock()
+            .get(h.id())
+            .map(view)
+            .ok_or_else(|| VerbError::UnknownHandle(h.id().to_owned()))
     }
 }
 
@@ -682,6 +711,34 @@ fn exhausted_at(table: &Table, id: &str, now: Duration) -> Option<(Handle, Limit
         at = n.parent.as_ref().and_then(|p| table.get(p.id()));
     }
     None
+}
+
+/// What a turn spent so far, counted from the client's metric events as they happen.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Spent {
+    tokens: u64,
+    tool_calls: u64,
+    turns: u32,
+}
+
+impl Spent {
+    /// Fold one event in: a successful model call is a turn and its reported tokens (prompt
+    /// plus completion); every tool call counts, as in the client's own tally.
+    fn count(&mut self, e: &MetricEvent) {
+        match e {
+            MetricEvent::Llm {
+                ok: true,
+                prompt_tokens,
+                completion_tokens,
+                ..
+            } => {
+                self.turns += 1;
+                self.tokens += prompt_tokens + completion_tokens;
+            }
+            MetricEvent::Tool { .. } => self.tool_calls += 1,
+            _ => {}
+        }
+    }
 }
 
 /// How a turn's client run ended, before it is booked.
@@ -759,19 +816,21 @@ impl Shared {
         let sh = self.clone();
         let h = h.clone();
         tokio::spawn(async move {
+            let spent = Arc::new(Mutex::new(Spent::default()));
             let turn = async {
                 if let Admit::Approve(wait_for, request, limit) = admit
                     && !wait_for(*request).await.ok
                 {
                     return Outcome::Budget(limit, "approval declined".to_owned());
                 }
-                sh.run_turn(&h, input, answer, cancel).await
+                sh.run_turn(&h, input, answer, cancel, spent.clone()).await
             };
             let outcome = AssertUnwindSafe(turn)
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|p| Outcome::Panicked(panic_text(&*p)));
-            sh.book(&h, turn_no, outcome);
+            let spent = *spent.lock().unwrap_or_else(|e| e.into_inner());
+            sh.book(&h, turn_no, outcome, spent);
         });
         Ok(rx)
     }
@@ -886,6 +945,7 @@ impl Shared {
         input: String,
         answer: Option<Answer>,
         cancel: CancellationToken,
+        spent: Arc<Mutex<Spent>>,
     ) -> Outcome {
         let (def, carved) = {
             let table = self.lock();
@@ -913,9 +973,16 @@ impl Shared {
         if let Some(hooks) = def.hooks.as_ref().or(self.hooks.as_ref()) {
             builder = builder.hooks(hooks.clone());
         }
-        if let Some(f) = def.on_metric.as_ref().or(self.on_metric.as_ref()).cloned() {
-            builder = builder.on_metric(move |e| f(e));
-        }
+        // The runtime's own sink counts what the turn spends as it goes, so a run that ends
+        // without a result (cancelled, past its wall deadline, failed) is still booked; the
+        // host's sink sees every event unchanged.
+        let host_sink = def.on_metric.as_ref().or(self.on_metric.as_ref()).cloned();
+        builder = builder.on_metric(move |e| {
+            spent.lock().unwrap_or_else(|e| e.into_inner()).count(e);
+            if let Some(f) = &host_sink {
+                f(e);
+            }
+        });
         let client = match builder.build() {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(e.to_string()),
@@ -954,7 +1021,7 @@ impl Shared {
     /// the inbox drain committed or restored, the parent's slot handed to the next queued
     /// sibling, every waiter woken. A turn already superseded (its handle was closed and
     /// reopened, or forcibly finished) changes nothing.
-    fn book(self: &Arc<Self>, h: &Handle, turn_no: u64, outcome: Outcome) {
+    fn book(self: &Arc<Self>, h: &Handle, turn_no: u64, outcome: Outcome, spent: Spent) {
         let mut table = self.lock();
         let Some(n) = table.get_mut(h.id()) else { return };
         if n.turn_no != turn_no || n.cancel.is_none() {
@@ -962,13 +1029,13 @@ impl Shared {
         }
         n.cancel = None;
         let abort = n.abort.take();
-        let (tokens, calls) = match &outcome {
-            Outcome::Ran(r) => (r.usage.total_tokens, r.tool_call_count as u64),
-            _ => (0, 0),
+        // A run with a result reports its own usage; any other ending books what the
+        // runtime's metric sink counted before it ended.
+        let (tokens, calls, turns) = match &outcome {
+            Outcome::Ran(r) => (r.usage.total_tokens, r.tool_call_count as u64, r.turns),
+            _ => (spent.tokens, spent.tool_calls, spent.turns),
         };
-        if let Outcome::Ran(r) = &outcome {
-            n.ledger.turns += r.turns;
-        }
+        n.ledger.turns += turns;
         n.ledger.own_tokens += tokens;
         let mut at = Some(h.clone());
         while let Some(a) = at {
@@ -1123,11 +1190,7 @@ impl Shared {
         let mut rx = {
             let table = self.lock();
             let Some(n) = table.get(h.id()) else {
-                return TaskResult::new(
-                    TaskStatus::Error,
-                    format!("unknown handle {h}"),
-                    Ledger::default(),
-                );
+                return evicted(h);
             };
             if let Some(r) = n.settled() {
                 return r;
@@ -1153,7 +1216,7 @@ impl Shared {
         tokio::select! {
             changed = rx.changed() => {
                 let table = self.lock();
-                let n = &table[h.id()];
+                let Some(n) = table.get(h.id()) else { return evicted(h) };
                 match (changed, n.last.clone()) {
                     (Ok(()), Some(r)) => r,
                     _ => n.result(TaskStatus::Closed, "closed"),
@@ -1161,7 +1224,7 @@ impl Shared {
             }
             () = deadline => {
                 let table = self.lock();
-                let n = &table[h.id()];
+                let Some(n) = table.get(h.id()) else { return evicted(h) };
                 let ms = timeout.unwrap_or_default().as_millis();
                 n.result(TaskStatus::Timeout, format!("wait timeout after {ms}ms (child still {})", n.state))
                     .with_limit(LimitName::Timeout)
@@ -1258,7 +1321,8 @@ impl Shared {
                 let _ = std::panic::catch_unwind(AssertUnwindSafe(|| f(&h, reason)));
             }
             let mut table = self.lock();
-            let n = table.get_mut(h.id()).expect("known");
+            // A concurrent close of the same handle may have closed and evicted it.
+            let Some(n) = table.get_mut(h.id()) else { return };
             let prior = n.state;
             n.set_state(HandleState::Closed);
             n.pending = None;
@@ -1269,6 +1333,11 @@ impl Shared {
             } else {
                 n.epoch.send_modify(|e| *e += 1);
             }
+            let now = self.clock.now();
+            self.retention
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .closed(&mut table, h.id(), now);
             drop(table);
             self.log(format!("{h}: {prior}→closed ({reason})"));
         })
@@ -1288,6 +1357,15 @@ impl Shared {
             self.hand_over_slot(&mut table, &p);
         }
     }
+}
+
+/// The answer about a handle not (or no longer) in the table.
+fn evicted(h: &Handle) -> TaskResult {
+    TaskResult::new(
+        TaskStatus::Error,
+        VerbError::UnknownHandle(h.id().to_owned()).to_string(),
+        Ledger::default(),
+    )
 }
 
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
