@@ -6,7 +6,7 @@
 # (`toolnexus-mock --scenario bench`, its own process) and the same stdio MCP server
 # (`toolnexus-testserver bench`), so each process holds only its own library.
 #
-#   benches/upstream/compare.sh build            # the drivers, in $UPBENCH (default /tmp/upbench)
+#   benches/upstream/compare.sh build [DRIVER..] # the drivers, in $UPBENCH (default /tmp/upbench)
 #   benches/upstream/compare.sh run [ROUNDS] [RUNS]   # p50/p95/init/peak RSS, alternating
 #   benches/upstream/compare.sh instr [N]        # instructions per run (callgrind, N and 2N runs)
 #   benches/upstream/compare.sh size             # stripped binary sizes and crate counts
@@ -239,13 +239,20 @@ fn main() -> std::process::ExitCode {
 EOF
 }
 
-build() {
+build() { # [DRIVER...]: all four unless named (ours, up, up-lean, ours-default)
   write_driver
   cd "$work"
-  nice -n 10 cargo build --profile lean -p ours
-  nice -n 10 cargo build --release -p up
-  nice -n 10 cargo build --profile lean -p up
-  nice -n 10 cargo build --release -p ours
+  for d in "${@:-ours up up-lean ours-default}"; do
+    for d in $d; do
+      case $d in
+        ours) nice -n 10 cargo build --profile lean -p ours ;;
+        up) nice -n 10 cargo build --release -p up ;;
+        up-lean) nice -n 10 cargo build --profile lean -p up ;;
+        ours-default) nice -n 10 cargo build --release -p ours ;;
+        *) echo "unknown driver $d" >&2; exit 2 ;;
+      esac
+    done
+  done
 }
 
 drivers() { # NAME PATH pairs, in the order they alternate
@@ -319,7 +326,7 @@ size() {
 }
 
 case ${1:-} in
-  build) build ;;
+  build) shift; build "$@" ;;
   run) run "${2:-3}" "${3:-1000}" ;;
   instr) instr "${2:-100}" ;;
   size) size ;;
