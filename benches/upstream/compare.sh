@@ -20,6 +20,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=${UPBENCH:-/tmp/upbench}
 bin=$repo/target/release
+# What the scenario needs of ours: the client, MCP, skills and the built-ins (no HTML to Markdown,
+# no HTTP/2, no HTTP tools, no A2A). .ci/run lints and tests the library with this set.
+ours_features='"client", "mcp", "skills", "builtins"'
 
 write_driver() {
   # Two packages, each naming its library `toolnexus` (the `#[tool]` macro finds its crate by
@@ -42,7 +45,13 @@ EOF
     | sed 's/^\[profile.release\]/[profile.lean]\ninherits = "release"/; s/^\[profile.release.package/[profile.lean.package/' \
     >> "$work/Cargo.toml"
   for pkg in ours up; do
-    if [ $pkg = ours ]; then dep="{ path = \"$repo/toolnexus\" }"; else dep='"=0.23.0"'; fi
+    # Ours with the features the scenario uses (a user leaves the rest out; .ci/run keeps this
+    # set building); the upstream crate has no features to leave out.
+    if [ $pkg = ours ]; then
+      dep="{ path = \"$repo/toolnexus\", default-features = false, features = [$ours_features] }"
+    else
+      dep='"=0.23.0"'
+    fi
     cat > "$work/$pkg/Cargo.toml" <<EOF
 [package]
 name = "$pkg"
@@ -260,6 +269,8 @@ drivers() { # NAME PATH pairs, in the order they alternate
   echo "up $work/target/release/up"
   echo "up-lean $work/target/lean/up"
   echo "ours-default $work/target/release/ours"
+  # One more, e.g. ours from before a change: UPBENCH_EXTRA="ours-before /path/to/binary".
+  if [ -n "${UPBENCH_EXTRA:-}" ]; then echo "$UPBENCH_EXTRA"; fi
 }
 
 start_mock() {
