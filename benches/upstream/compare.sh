@@ -6,7 +6,7 @@
 # (`toolnexus-mock --scenario bench`, its own process) and the same stdio MCP server
 # (`toolnexus-testserver bench`), so each process holds only its own library.
 #
-#   benches/upstream/compare.sh build            # the drivers, in $UPBENCH (default /tmp/upbench)
+#   benches/upstream/compare.sh build [DRIVER..] # the drivers, in $UPBENCH (default /tmp/upbench)
 #   benches/upstream/compare.sh run [ROUNDS] [RUNS]   # p50/p95/init/peak RSS, alternating
 #   benches/upstream/compare.sh instr [N]        # instructions per run (callgrind, N and 2N runs)
 #   benches/upstream/compare.sh size             # stripped binary sizes and crate counts
@@ -20,6 +20,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=${UPBENCH:-/tmp/upbench}
 bin=$repo/target/release
+# What the scenario needs of ours: the client, MCP, skills and the built-ins (no HTML to Markdown,
+# no HTTP/2, no HTTP tools, no A2A). .ci/run lints and tests the library with this set.
+ours_features='"client", "mcp", "skills", "builtins"'
 
 write_driver() {
   # Two packages, each naming its library `toolnexus` (the `#[tool]` macro finds its crate by
@@ -42,7 +45,13 @@ EOF
     | sed 's/^\[profile.release\]/[profile.lean]\ninherits = "release"/; s/^\[profile.release.package/[profile.lean.package/' \
     >> "$work/Cargo.toml"
   for pkg in ours up; do
-    if [ $pkg = ours ]; then dep="{ path = \"$repo/toolnexus\" }"; else dep='"=0.23.0"'; fi
+    # Ours with the features the scenario uses (a user leaves the rest out; .ci/run keeps this
+    # set building); the upstream crate has no features to leave out.
+    if [ $pkg = ours ]; then
+      dep="{ path = \"$repo/toolnexus\", default-features = false, features = [$ours_features] }"
+    else
+      dep='"=0.23.0"'
+    fi
     cat > "$work/$pkg/Cargo.toml" <<EOF
 [package]
 name = "$pkg"
@@ -239,13 +248,20 @@ fn main() -> std::process::ExitCode {
 EOF
 }
 
-build() {
+build() { # [DRIVER...]: all four unless named (ours, up, up-lean, ours-default)
   write_driver
   cd "$work"
-  nice -n 10 cargo build --profile lean -p ours
-  nice -n 10 cargo build --release -p up
-  nice -n 10 cargo build --profile lean -p up
-  nice -n 10 cargo build --release -p ours
+  for d in "${@:-ours up up-lean ours-default}"; do
+    for d in $d; do
+      case $d in
+        ours) nice -n 10 cargo build --profile lean -p ours ;;
+        up) nice -n 10 cargo build --release -p up ;;
+        up-lean) nice -n 10 cargo build --profile lean -p up ;;
+        ours-default) nice -n 10 cargo build --release -p ours ;;
+        *) echo "unknown driver $d" >&2; exit 2 ;;
+      esac
+    done
+  done
 }
 
 drivers() { # NAME PATH pairs, in the order they alternate
@@ -253,6 +269,8 @@ drivers() { # NAME PATH pairs, in the order they alternate
   echo "up $work/target/release/up"
   echo "up-lean $work/target/lean/up"
   echo "ours-default $work/target/release/ours"
+  # One more, e.g. ours from before a change: UPBENCH_EXTRA="ours-before /path/to/binary".
+  if [ -n "${UPBENCH_EXTRA:-}" ]; then echo "$UPBENCH_EXTRA"; fi
 }
 
 start_mock() {
@@ -319,7 +337,7 @@ size() {
 }
 
 case ${1:-} in
-  build) build ;;
+  build) shift; build "$@" ;;
   run) run "${2:-3}" "${3:-1000}" ;;
   instr) instr "${2:-100}" ;;
   size) size ;;

@@ -86,8 +86,13 @@ impl SharedTls {
             .dangerous()
             .with_custom_certificate_verifier(verifier.clone())
             .with_no_client_auth();
-        // What reqwest offers by default: HTTP/2 when the server speaks it.
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        // What reqwest offers by default: HTTP/2 when the server speaks it (and it was built
+        // with HTTP/2: offering h2 without speaking it would break every such connection).
+        config.alpn_protocols = if cfg!(feature = "http2") {
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        } else {
+            vec![b"http/1.1".to_vec()]
+        };
         Some(SharedTls {
             config,
             #[cfg(test)]
@@ -245,6 +250,43 @@ mod tests {
         assert!(chain.contains("invalid peer certificate"), "{chain}");
         assert!(tls.verifier.is_loaded());
         server.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn tls_offers_h2_only_when_built_with_http2() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let acceptor = rustls::server::Acceptor::default();
+            let start = tokio_rustls::LazyConfigAcceptor::new(acceptor, tcp)
+                .await
+                .unwrap();
+            let offered: Vec<Vec<u8>> = start
+                .client_hello()
+                .alpn()
+                .map(|protocols| protocols.map(<[u8]>::to_vec).collect())
+                .unwrap_or_default();
+            offered // dropping the connection here fails the client's handshake
+        });
+        let tls = SharedTls::new().unwrap();
+        let client = builder_on(Some(&tls))
+            .resolve("localhost", ([127, 0, 0, 1], port).into())
+            .build()
+            .unwrap();
+        assert!(
+            client
+                .get(format!("https://localhost:{port}/"))
+                .send()
+                .await
+                .is_err()
+        );
+        let want: &[&[u8]] = if cfg!(feature = "http2") {
+            &[b"h2", b"http/1.1"]
+        } else {
+            &[b"http/1.1"]
+        };
+        assert_eq!(server.await.unwrap(), want);
     }
 
     #[test]

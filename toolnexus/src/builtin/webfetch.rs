@@ -1,5 +1,6 @@
 //! `webfetch`: HTTP GET a URL and return the body as markdown (the default: HTML converted
-//! with `htmd`), plain text, or raw HTML. A non-2xx status is an `HTTP <status>` error.
+//! with `htmd`, or, without the `markdown` feature, stripped of its tags and reported as
+//! `text`), plain text, or raw HTML. A non-2xx status is an `HTTP <status>` error.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -131,14 +132,8 @@ async fn run(args: Value) -> Result<ToolResult, String> {
                     format!("webfetch: the body of {url} exceeds the {MAX_BODY_BYTES}-byte limit")
                 }
             })?;
-        let body = String::from_utf8_lossy(&body);
-        let output = match format {
-            Format::Html => body.into_owned(),
-            Format::Text => strip_html(&body),
-            _ if is_html => html_to_markdown(&body)
-                .map_err(|e| format!("webfetch: cannot convert the HTML of {url} to markdown: {e}"))?,
-            _ => body.into_owned(),
-        };
+        let (output, format) = render(&String::from_utf8_lossy(&body), format, is_html)
+            .map_err(|e| format!("webfetch: cannot convert the HTML of {url} to markdown: {e}"))?;
         Ok(ToolResult::success(output)
             .with_meta("status", status)
             .with_meta("format", format.as_str()))
@@ -151,8 +146,23 @@ async fn run(args: Value) -> Result<ToolResult, String> {
     })
 }
 
+/// The body in the asked format, and the format it is really in: without the `markdown`
+/// feature an HTML page asked for as markdown comes back as text (its tags stripped).
+fn render(body: &str, format: Format, is_html: bool) -> std::io::Result<(String, Format)> {
+    Ok(match format {
+        Format::Html => (body.to_owned(), format),
+        Format::Text => (strip_html(body), format),
+        #[cfg(feature = "markdown")]
+        Format::Markdown if is_html => (html_to_markdown(body)?, format),
+        #[cfg(not(feature = "markdown"))]
+        Format::Markdown if is_html => (strip_html(body), Format::Text),
+        Format::Markdown => (body.to_owned(), format),
+    })
+}
+
 /// HTML → Markdown for a model: the page's content only (no `<head>`, scripts or styles),
 /// ATX headings, `-` bullets, inline links.
+#[cfg(feature = "markdown")]
 fn html_to_markdown(html: &str) -> std::io::Result<String> {
     let options = htmd::options::Options {
         bullet_list_marker: htmd::options::BulletListMarker::Dash,
@@ -186,4 +196,43 @@ fn strip_html(html: &str) -> String {
         text = re.replace_all(&text, *with).into_owned();
     }
     text.trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page of tests/builtins.rs's webfetch server.
+    const PAGE: &str = "<html><head><title>T</title><style>p{color:red}</style>\
+        <script>alert(1)</script></head>\n<body><h1>Hello</h1>\n\
+        <p>Some <b>bold</b> and a <a href=\"/x\">link</a>.</p>   \n\n\n\n\
+        <ul><li>one</li><li>two</li></ul></body></html>";
+
+    fn rendered(format: Format, is_html: bool) -> (String, &'static str) {
+        let (text, format) = render(PAGE, format, is_html).unwrap();
+        (text, format.as_str())
+    }
+
+    #[test]
+    fn html_and_text_do_not_depend_on_the_markdown_feature() {
+        assert_eq!(rendered(Format::Html, true), (PAGE.to_owned(), "html"));
+        let text = ("T\nHello\nSome bold and a link.\n\nonetwo".to_owned(), "text");
+        assert_eq!(rendered(Format::Text, true), text);
+        // A body that is not HTML is returned as it came.
+        assert_eq!(rendered(Format::Markdown, false), (PAGE.to_owned(), "markdown"));
+    }
+
+    #[cfg(feature = "markdown")]
+    #[test]
+    fn markdown_of_html_is_converted() {
+        let md = "# Hello\n\nSome **bold** and a [link](/x).\n\n- one\n- two";
+        assert_eq!(rendered(Format::Markdown, true), (md.to_owned(), "markdown"));
+    }
+
+    #[cfg(not(feature = "markdown"))]
+    #[test]
+    fn without_the_markdown_feature_html_comes_back_as_text() {
+        let text = "T\nHello\nSome bold and a link.\n\nonetwo";
+        assert_eq!(rendered(Format::Markdown, true), (text.to_owned(), "text"));
+    }
 }
