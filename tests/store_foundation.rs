@@ -73,7 +73,7 @@ async fn drop_schema(db: &Db) {
         unreachable!()
     };
     sqlx::raw_sql(
-        "DROP TABLE toolnexus_conversations; DROP TABLE toolnexus_suspensions; DROP TABLE toolnexus_migrations",
+        "DROP TABLE toolnexus_conversations; DROP TABLE toolnexus_suspensions; DROP TABLE IF EXISTS toolnexus_a2a_tasks; DROP TABLE toolnexus_migrations",
     )
     .execute(p)
     .await

@@ -190,7 +190,7 @@ impl fmt::Debug for A2aConfig {
 
 impl A2aConfig {
     /// Reads a config document's top-level `a2a` block: `name`, `description`, `version`,
-    /// `provider {organization, url}`, `skills [..]`, `store` (`"memory"` | `"file:<dir>"`),
+    /// `provider {organization, url}`, `skills [..]`, `store` (`"memory"` | `"file:<dir>"` | `"sqlite:<path>"` | `"postgres://…"`),
     /// the limits `maxRunning`, `maxBodyBytes`, and the lease timing `leaseMs`,
     /// `renewEveryMs` (milliseconds). `origin` names the document in errors.
     ///
@@ -202,7 +202,7 @@ impl A2aConfig {
     /// assert_eq!((cfg.name.as_deref(), cfg.max_running), (Some("helper"), 8));
     /// let err = A2aConfig::from_value(&json!({"store": "redis:x"}), "cfg.json").unwrap_err();
     /// assert_eq!(err.to_string(),
-    ///     r#"malformed config cfg.json: a2a.store: task store: unknown store "redis:x" (expected "memory" or "file:<dir>")"#);
+    ///     r#"malformed config cfg.json: a2a.store: task store: unknown store "redis:x" (expected memory, file:<dir>, sqlite:<path> or postgres://...)"#);
     /// ```
     pub fn from_value(block: &Value, origin: &str) -> Result<Self, ConfigError> {
         let error = |place: &str, message: String| ConfigError {

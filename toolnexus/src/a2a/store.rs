@@ -537,17 +537,37 @@ impl TaskStore for FileTaskStore {
 }
 
 /// The store a spec names: `"memory"` ⇒ [`MemoryTaskStore`], `"file:<dir>"` ⇒
-/// [`FileTaskStore`] (the spelling of the SPEC's `a2a.store` and the CLI's `--a2a-store`).
+/// [`FileTaskStore`] (the spelling of the SPEC's `a2a.store` and the CLI's `--store`),
+/// `"sqlite:<path>"` or `"postgres://…"` ⇒ an SQL store shared by replicas (features
+/// `sqlite`/`postgres`), which connects at its first use.
 pub fn resolve_store(spec: &str) -> Result<Arc<dyn TaskStore>, TaskStoreError> {
+    let sql = ["sqlite:", "postgres://", "postgresql://"]
+        .iter()
+        .any(|p| spec.starts_with(p));
     match spec {
         "memory" => Ok(Arc::new(MemoryTaskStore::new())),
+        _ if sql => sql_store(spec),
         _ => match spec.strip_prefix("file:") {
             Some(dir) if !dir.is_empty() => Ok(Arc::new(FileTaskStore::new(dir))),
             _ => Err(TaskStoreError(format!(
-                "unknown store \"{spec}\" (expected \"memory\" or \"file:<dir>\")"
+                "unknown store \"{spec}\" (expected memory, file:<dir>, sqlite:<path> or postgres://...)"
             ))),
         },
     }
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+fn sql_store(spec: &str) -> Result<Arc<dyn TaskStore>, TaskStoreError> {
+    let url: crate::store::StoreUrl = spec.parse().map_err(|e| TaskStoreError(format!("{e}")))?;
+    Ok(Arc::new(crate::store::SqlTaskStore::lazy(url)))
+}
+
+#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+fn sql_store(_: &str) -> Result<Arc<dyn TaskStore>, TaskStoreError> {
+    // The spec may carry a password: not repeated here.
+    Err(TaskStoreError(
+        "an SQL store needs a build with the cargo feature `sqlite` or `postgres`".into(),
+    ))
 }
 
 #[cfg(test)]
@@ -631,7 +651,9 @@ mod tests {
         for bad in ["file:", "redis://x", ""] {
             assert_eq!(
                 resolve_store(bad).err().unwrap().to_string(),
-                format!("task store: unknown store \"{bad}\" (expected \"memory\" or \"file:<dir>\")")
+                format!(
+                    "task store: unknown store \"{bad}\" (expected memory, file:<dir>, sqlite:<path> or postgres://...)"
+                )
             );
         }
     }

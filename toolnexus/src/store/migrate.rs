@@ -45,7 +45,10 @@ macro_rules! migration {
 }
 
 /// Every migration, in version order (slot 2 is the A2A task store's).
-pub const MIGRATIONS: &[Migration] = &[migration!(1, "0001_conversations_suspensions")];
+pub const MIGRATIONS: &[Migration] = &[
+    migration!(1, "0001_conversations_suspensions"),
+    migration!(2, "0002_a2a_tasks"),
+];
 
 /// The key of the PostgreSQL advisory lock the migrating transaction holds ("toolnex" in ASCII).
 #[cfg(feature = "postgres")]

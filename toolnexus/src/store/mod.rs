@@ -15,11 +15,15 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "a2a")]
+mod a2a_tasks;
 mod db;
 mod error;
 pub mod migrate;
 mod url;
 
+#[cfg(feature = "a2a")]
+pub use a2a_tasks::SqlTaskStore;
 pub use db::{Db, DbOptions, Pool};
 pub use error::DbError;
 pub use url::{StoreUrl, StoreUrlError};
