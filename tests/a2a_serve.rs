@@ -12,7 +12,7 @@ use std::time::Duration;
 use a2a_support::Served;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-use toolnexus::a2a::store::FileTaskStore;
+use toolnexus::a2a::store::{FileTaskStore, Lease, MemoryTaskStore, lost_message, now_ms};
 use toolnexus::a2a::{A2aConfig, Provider, TaskEvent, TaskState, TaskStore};
 use toolnexus::client::Style;
 use toolnexus::client::{Client, Generation};
@@ -585,4 +585,114 @@ async fn an_in_process_model_serves_too() {
     let id = served.rpc("SendMessage", send("hi"), None).await["result"]["id"].clone();
     let done = served.wait_state(id.as_str().unwrap(), "completed").await;
     assert_eq!(done["artifacts"][0]["parts"][0]["text"], "1 message(s)");
+}
+
+#[tokio::test]
+async fn the_memory_and_file_stores_keep_the_lease_contract() {
+    a2a_support::check_lease_semantics(&MemoryTaskStore::new()).await;
+    let dir = tempfile::tempdir().unwrap();
+    a2a_support::check_lease_semantics(&FileTaskStore::new(dir.path())).await;
+}
+
+/// Two servers ("replicas") sharing `store`, leases of `lease`, renewed every 50 ms.
+async fn replicas(
+    store: Arc<dyn TaskStore>,
+    gate: Arc<Gate>,
+    lease: Duration,
+) -> (Served, Served, MockModel) {
+    let (model, client) = mock().await;
+    let toolkit = toolkit(gate).await;
+    let config = |name: &str| A2aConfig {
+        store: Some(store.clone()),
+        lease,
+        renew_every: Some(Duration::from_millis(50)),
+        replica_id: Some(name.into()),
+        ..A2aConfig::default()
+    };
+    let one = Served::start(&toolkit, client.clone(), config("replica-1")).await;
+    let two = Served::start(&toolkit, client, config("replica-2")).await;
+    (one, two, model)
+}
+
+#[tokio::test]
+async fn a_task_is_read_and_canceled_on_the_replica_that_does_not_run_it() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+    let gate = Arc::new(Gate::default());
+    let (one, two, _model) = replicas(store.clone(), gate.clone(), Duration::from_secs(30)).await;
+    let id = one.rpc("SendMessage", send("hold"), None).await["result"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    tokio::time::timeout(Duration::from_secs(10), gate.started.notified())
+        .await
+        .unwrap();
+    assert_eq!(
+        two.rpc("GetTask", json!({"id": id}), None).await["result"]["status"]["state"],
+        "working"
+    );
+
+    let canceled = two.rpc("CancelTask", json!({"id": id}), None).await;
+    assert_eq!(canceled["result"]["status"]["state"], "canceled", "{canceled}");
+    assert_eq!(
+        canceled["result"]["status"]["message"]["parts"],
+        json!([{"kind": "text", "text": "canceled by the caller"}])
+    );
+    // Replica 1 sees the change at its next renewal and stops the run (bounded wait).
+    for _ in 0..200 {
+        if one.server.running() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(one.server.running(), 0);
+    assert!(gate.dropped.load(Ordering::SeqCst), "the tool call was stopped");
+    // Its end did not overwrite the cancel.
+    let task = one.rpc("GetTask", json!({"id": id}), None).await["result"].clone();
+    assert_eq!(task, canceled["result"]);
+    assert_eq!(
+        two.rpc("CancelTask", json!({"id": id}), None).await["error"],
+        json!({"code": -32002, "message": "Task cannot be canceled: it is canceled"})
+    );
+}
+
+#[tokio::test]
+async fn a_task_whose_replica_was_lost_is_failed_by_another_and_a_live_one_is_not() {
+    let store = Arc::new(MemoryTaskStore::new());
+    // A task taken by a replica that died: its lease ran out a moment ago.
+    let ghost = Lease::new("replica-dead", now_ms() - 1_000, Duration::from_millis(500));
+    let lost = toolnexus::a2a::Task::new("lost-task", TaskState::Working);
+    store.claim(&lost, &ghost).await.unwrap();
+
+    let gate = Arc::new(Gate::default());
+    let (one, two, _model) = replicas(store.clone(), gate.clone(), Duration::from_millis(400)).await;
+    // A live task on replica 1 keeps its lease through many lease periods.
+    let live = one.rpc("SendMessage", send("hold"), None).await["result"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    tokio::time::timeout(Duration::from_secs(10), gate.started.notified())
+        .await
+        .unwrap();
+
+    let task = two.wait_state("lost-task", "failed").await;
+    assert_eq!(
+        task["status"]["message"]["parts"][0]["text"],
+        lost_message(ghost.expires_at_ms),
+    );
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(
+        two.rpc("GetTask", json!({"id": live}), None).await["result"]["status"]["state"],
+        "working"
+    );
+    let held = store.lease(&live).unwrap();
+    assert_eq!(held.owner, "replica-1");
+    assert!(store.lease("lost-task").is_none());
+
+    gate.release.notify_one();
+    let done = two.wait_state(&live, "completed").await;
+    assert_eq!(
+        done["artifacts"][0]["parts"][0]["text"],
+        "Here is what the tools returned:\n- hold: released"
+    );
+    assert!(store.lease(&live).is_none());
 }

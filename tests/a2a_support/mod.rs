@@ -356,3 +356,97 @@ impl Served {
         panic!("task {id} never reached {state}");
     }
 }
+
+/// The lease contract of [`toolnexus::a2a::TaskStore`], checked step by step on `store` with
+/// virtual time (every instant is passed in, none is read from the clock): claim, renew by
+/// the owner only, compare-and-set writes, cancel, and the expiry sweep that fails a task
+/// once. Every backend runs it.
+pub async fn check_lease_semantics(store: &dyn toolnexus::a2a::TaskStore) {
+    use toolnexus::a2a::store::{Lease, lost_message};
+    use toolnexus::a2a::{Task, TaskState};
+
+    let t0 = 1_700_000_000_000_u64;
+    let lease = |owner: &str, at: u64| Lease::new(owner, at, Duration::from_millis(300));
+    let state = |t: Option<Task>| t.map(|t| t.status.state);
+
+    // A claimed task: its owner writes it, nobody else does.
+    let mut task = Task::new("lease-a", TaskState::Submitted);
+    store.claim(&task, &lease("r1", t0)).await.unwrap();
+    task.status.state = TaskState::Working;
+    assert!(!store.update_owned(&task, "r2").await.unwrap());
+    assert_eq!(
+        state(store.get("lease-a").await.unwrap()),
+        Some(TaskState::Submitted)
+    );
+    assert!(store.update_owned(&task, "r1").await.unwrap());
+    assert_eq!(
+        state(store.get("lease-a").await.unwrap()),
+        Some(TaskState::Working)
+    );
+
+    // Renewal by the owner only; a renewed lease survives a sweep past the first expiry.
+    assert!(!store.renew("lease-a", &lease("r2", t0 + 200)).await.unwrap());
+    assert!(store.renew("lease-a", &lease("r1", t0 + 200)).await.unwrap());
+    assert!(store.expire(t0 + 400).await.unwrap().is_empty());
+    assert_eq!(
+        state(store.get("lease-a").await.unwrap()),
+        Some(TaskState::Working)
+    );
+
+    // Past the renewed expiry (t0 + 500) the sweep fails it, once, with the lost message.
+    let failed = store.expire(t0 + 501).await.unwrap();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0].id, "lease-a");
+    assert_eq!(failed[0].status.state, TaskState::Failed);
+    let expected = lost_message(t0 + 500);
+    assert_eq!(
+        expected,
+        "the replica running this task was lost (lease expired at 2023-11-14T22:13:20.500Z)"
+    );
+    assert_eq!(failed[0].status.message.as_ref().unwrap().text(), expected);
+    assert!(store.expire(t0 + 10_000).await.unwrap().is_empty());
+    // The lost owner can neither renew nor overwrite the failure.
+    assert!(!store.renew("lease-a", &lease("r1", t0 + 600)).await.unwrap());
+    task.status.state = TaskState::Completed;
+    assert!(!store.update_owned(&task, "r1").await.unwrap());
+    let stored = store.get("lease-a").await.unwrap().unwrap();
+    assert_eq!(stored, failed[0]);
+
+    // A finished task drops its lease: no sweep touches it.
+    let mut done = Task::new("lease-b", TaskState::Submitted);
+    store.claim(&done, &lease("r1", t0)).await.unwrap();
+    done.status.state = TaskState::Completed;
+    assert!(store.update_owned(&done, "r1").await.unwrap());
+    assert!(store.expire(t0 + 10_000).await.unwrap().is_empty());
+    assert_eq!(store.get("lease-b").await.unwrap(), Some(done.clone()));
+
+    // Cancel from anywhere: a running task becomes canceled and its owner loses it; a
+    // finished one is returned untouched; an unknown id is None.
+    let running = Task::new("lease-c", TaskState::Working);
+    store.claim(&running, &lease("r1", t0)).await.unwrap();
+    let canceled = store
+        .cancel("lease-c", "canceled by the caller")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    assert_eq!(canceled.status.message.unwrap().text(), "canceled by the caller");
+    assert!(!store.renew("lease-c", &lease("r1", t0 + 100)).await.unwrap());
+    assert!(!store.update_owned(&running, "r1").await.unwrap());
+    assert!(store.expire(t0 + 10_000).await.unwrap().is_empty());
+    assert_eq!(
+        store.cancel("lease-b", "x").await.unwrap(),
+        Some(done),
+        "a completed task stays completed"
+    );
+    assert_eq!(store.cancel("lease-none", "x").await.unwrap(), None);
+
+    // Several sweepers at once: each expired task is failed exactly once.
+    for i in 0..20 {
+        let t = Task::new(format!("lease-many-{i}"), TaskState::Working);
+        store.claim(&t, &lease("gone", t0)).await.unwrap();
+    }
+    let sweeps = futures::future::join_all((0..4).map(|_| store.expire(t0 + 1_000))).await;
+    let total: usize = sweeps.into_iter().map(|s| s.unwrap().len()).sum();
+    assert_eq!(total, 20);
+}

@@ -85,6 +85,8 @@ pub mod schema;
 pub mod serve;
 #[cfg(feature = "skills")]
 pub mod skill;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod store;
 pub mod suspend;
 pub mod tool;
 pub mod toolkit;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use toolnexus::a2a::A2aConfig;
+use toolnexus::a2a::{A2aConfig, TaskStore};
 use toolnexus::client::Client;
 use toolnexus::mcp::serve::McpServeConfig;
 use toolnexus::serve::{
@@ -107,9 +107,14 @@ struct AgentArgs {
     /// Advertise only this skill on the card (repeatable; default: every skill).
     #[arg(long = "agent-skill", value_name = "SKILL")]
     agent_skills: Vec<String>,
-    /// Where tasks live: `memory` (default) or `file:DIR` (one JSON file per task).
-    #[arg(long, value_name = "STORE")]
+    /// Where tasks live: `memory` (default), `file:DIR` (one JSON file per task),
+    /// `sqlite:PATH` or `postgres://…` (shared by every replica on the same database).
+    #[arg(long, visible_alias = "store", value_name = "STORE")]
     a2a_store: Option<String>,
+    /// How long a replica's hold on a running task lasts, in milliseconds (default 30000);
+    /// renewed every third of it. A task whose replica stops renewing is failed by another.
+    #[arg(long, value_name = "MS")]
+    a2a_lease_ms: Option<u64>,
     /// Tasks running at once; more are refused with a JSON-RPC error (default 64).
     #[arg(long, value_name = "N")]
     max_running: Option<usize>,
@@ -122,7 +127,7 @@ impl Serve {
         }
         let base = self.guard_options()?;
         let a2a = match &self.a2a {
-            Some(_) => Some(A2aProfile::new(self.agent.client()?, self.a2a_config()?)),
+            Some(_) => Some(A2aProfile::new(self.agent.client()?, self.a2a_config().await?)),
             None => None,
         };
         let tk = self.build_toolkit().await?;
@@ -272,7 +277,7 @@ impl Serve {
     }
 
     /// The config file's `a2a` block, then the flags over it.
-    fn a2a_config(&self) -> Result<A2aConfig, Failure> {
+    async fn a2a_config(&self) -> Result<A2aConfig, Failure> {
         let mut config = A2aConfig::default();
         if let Some(path) = &self.toolkit.config {
             let doc: serde_json::Value = std::fs::read_to_string(path)
@@ -294,14 +299,29 @@ impl Serve {
             config.skills = Some(flags.agent_skills.clone());
         }
         if let Some(spec) = &flags.a2a_store {
-            let store = toolnexus::a2a::store::resolve_store(spec)
-                .map_err(|e| Failure::usage(format!("--a2a-store: {e}")))?;
-            config.store = Some(store);
+            config.store = Some(open_store(spec).await?);
+        }
+        if let Some(ms) = flags.a2a_lease_ms {
+            config.lease = Duration::from_millis(ms.max(1));
         }
         if let Some(n) = flags.max_running {
             config.max_running = n.max(1);
         }
         Ok(config)
+    }
+}
+
+/// The `--store` a spec names. An SQL database is connected (and migrated) now, so a
+/// database that is away stops `serve` at once with an error naming it (password masked).
+async fn open_store(spec: &str) -> Result<Arc<dyn TaskStore>, Failure> {
+    use toolnexus::store::{SqlTaskStore, StoreUrl};
+    match spec.parse::<StoreUrl>() {
+        Ok(url @ (StoreUrl::Sqlite(_) | StoreUrl::Postgres(_))) => match SqlTaskStore::open(&url).await {
+            Ok(store) => Ok(Arc::new(store)),
+            Err(e) => Err(Failure::new(format!("--store: {e}"))),
+        },
+        _ => toolnexus::a2a::store::resolve_store(spec)
+            .map_err(|e| Failure::usage(format!("--a2a-store: {e}"))),
     }
 }
 

@@ -23,7 +23,7 @@ pub use card::{AgentCard, AgentInterface, AgentSkill, Provider};
 pub use config::{AgentEntry, ConfigError};
 #[cfg(all(feature = "serve", feature = "client"))]
 pub use server::{A2aConfig, A2aServer, OnTask, TaskEvent};
-pub use store::{FileTaskStore, MemoryTaskStore, TaskStore, TaskStoreError};
+pub use store::{FileTaskStore, Lease, MemoryTaskStore, TaskStore, TaskStoreError};
 pub use wire::{Artifact, Dialect, Message, Part, Role, Task, TaskState, TaskStatus};
 
 /// How a configured agent fared at assembly: the same three states as an MCP server —

@@ -36,7 +36,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -56,7 +56,7 @@ use super::card::{
     Provider,
 };
 use super::config::ConfigError;
-use super::store::{MemoryTaskStore, TaskStore, resolve_store};
+use super::store::{Lease, MemoryTaskStore, TaskStore, now_ms, resolve_store};
 use super::wire::{
     Artifact, Dialect, Message, Part, Task, TaskState, V1_VERSION, VERSION_HEADER, join_text, new_id,
 };
@@ -71,6 +71,9 @@ pub const DEFAULT_VERSION: &str = "0.1.0";
 pub const DEFAULT_MAX_RUNNING: usize = 64;
 /// The request body limit unless configured (1 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// How long a replica's hold on a task lasts unless configured; it renews it every third of
+/// that while the run goes on.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// How long [`A2aServer::shutdown`] waits for cancelled tasks to record `failed`.
 const FINAL_WRITES: Duration = Duration::from_secs(5);
 /// How long `CancelTask` waits for the task to record `canceled` before answering.
@@ -136,6 +139,15 @@ pub struct A2aConfig {
     pub max_body_bytes: usize,
     /// Called once per ended task.
     pub on_task: Option<OnTask>,
+    /// How long this replica's hold on a running task lasts without renewal. A task whose
+    /// lease runs out (its replica was killed) is marked `failed` by the first replica
+    /// sharing the store that notices. Default [`DEFAULT_LEASE`].
+    pub lease: Duration,
+    /// How often a running task's lease is renewed and expired leases are swept; `None` ⇒ a
+    /// third of [`lease`](Self::lease). Kept below the lease so one late renewal is harmless.
+    pub renew_every: Option<Duration>,
+    /// This replica's id as a lease owner; `None` ⇒ a fresh UUID per server.
+    pub replica_id: Option<String>,
 }
 
 impl Default for A2aConfig {
@@ -150,6 +162,9 @@ impl Default for A2aConfig {
             max_running: DEFAULT_MAX_RUNNING,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             on_task: None,
+            lease: DEFAULT_LEASE,
+            renew_every: None,
+            replica_id: None,
         }
     }
 }
@@ -166,14 +181,18 @@ impl fmt::Debug for A2aConfig {
             .field("max_running", &self.max_running)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("on_task", &self.on_task.is_some())
+            .field("lease", &self.lease)
+            .field("renew_every", &self.renew_every)
+            .field("replica_id", &self.replica_id)
             .finish()
     }
 }
 
 impl A2aConfig {
     /// Reads a config document's top-level `a2a` block: `name`, `description`, `version`,
-    /// `provider {organization, url}`, `skills [..]`, `store` (`"memory"` | `"file:<dir>"`),
-    /// and the limits `maxRunning`, `maxBodyBytes`. `origin` names the document in errors.
+    /// `provider {organization, url}`, `skills [..]`, `store` (`"memory"` | `"file:<dir>"` | `"sqlite:<path>"` | `"postgres://…"`),
+    /// the limits `maxRunning`, `maxBodyBytes`, and the lease timing `leaseMs`,
+    /// `renewEveryMs` (milliseconds). `origin` names the document in errors.
     ///
     /// ```
     /// use serde_json::json;
@@ -183,7 +202,7 @@ impl A2aConfig {
     /// assert_eq!((cfg.name.as_deref(), cfg.max_running), (Some("helper"), 8));
     /// let err = A2aConfig::from_value(&json!({"store": "redis:x"}), "cfg.json").unwrap_err();
     /// assert_eq!(err.to_string(),
-    ///     r#"malformed config cfg.json: a2a.store: task store: unknown store "redis:x" (expected "memory" or "file:<dir>")"#);
+    ///     r#"malformed config cfg.json: a2a.store: task store: unknown store "redis:x" (expected memory, file:<dir>, sqlite:<path> or postgres://...)"#);
     /// ```
     pub fn from_value(block: &Value, origin: &str) -> Result<Self, ConfigError> {
         let error = |place: &str, message: String| ConfigError {
@@ -206,6 +225,19 @@ impl A2aConfig {
                 .filter(|n| *n > 0)
                 .and_then(|n| usize::try_from(n).ok())
                 .ok_or_else(|| error(&format!(".{key}"), "must be a positive integer".into())),
+        };
+        let millis = |key: &str| match fields.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .filter(|n| *n > 0)
+                .map(|n| Some(Duration::from_millis(n)))
+                .ok_or_else(|| {
+                    error(
+                        &format!(".{key}"),
+                        "must be a positive number of milliseconds".into(),
+                    )
+                }),
         };
         let provider = match fields.get("provider") {
             None | Some(Value::Null) => None,
@@ -235,6 +267,9 @@ impl A2aConfig {
             max_running: count("maxRunning", DEFAULT_MAX_RUNNING)?,
             max_body_bytes: count("maxBodyBytes", DEFAULT_MAX_BODY_BYTES)?,
             on_task: None,
+            lease: millis("leaseMs")?.unwrap_or(DEFAULT_LEASE),
+            renew_every: millis("renewEveryMs")?,
+            replica_id: None,
         })
     }
 }
@@ -261,6 +296,20 @@ struct Inner {
     closing: AtomicBool,
     /// Cancelled when the shutdown deadline passes; every task's token is its child.
     fail_rest: CancellationToken,
+    /// This replica's id as a lease owner.
+    replica: String,
+    /// How long a lease lasts.
+    lease: Duration,
+    /// How often leases are renewed and swept.
+    renew_every: Duration,
+    /// Stops the lease sweeper.
+    stop_sweeping: CancellationToken,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.stop_sweeping.cancel();
+    }
 }
 
 struct Running {
@@ -285,7 +334,12 @@ impl A2aServer {
         let card = build_card(toolkit, &config, base_url);
         let card_json = Bytes::from(serde_json::to_vec(&card).unwrap_or_default());
         let max_running = config.max_running.clamp(1, Semaphore::MAX_PERMITS);
-        Self {
+        let lease = config.lease.max(Duration::from_millis(1));
+        let renew_every = config
+            .renew_every
+            .unwrap_or(lease / 3)
+            .clamp(Duration::from_millis(1), lease);
+        let server = Self {
             inner: Arc::new(Inner {
                 toolkit: toolkit.clone(),
                 client,
@@ -299,8 +353,21 @@ impl A2aServer {
                 running: Mutex::new(HashMap::new()),
                 closing: AtomicBool::new(false),
                 fail_rest: CancellationToken::new(),
+                replica: config.replica_id.unwrap_or_else(new_id),
+                lease,
+                renew_every,
+                stop_sweeping: CancellationToken::new(),
             }),
+        };
+        // Without a runtime (a server built outside one) nobody sweeps; `serve` always has one.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(sweep(
+                Arc::downgrade(&server.inner),
+                renew_every,
+                server.inner.stop_sweeping.clone(),
+            ));
         }
+        server
     }
 
     /// The card served at `/.well-known/agent-card.json`.
@@ -311,6 +378,11 @@ impl A2aServer {
     /// The task store.
     pub fn store(&self) -> &Arc<dyn TaskStore> {
         &self.inner.store
+    }
+
+    /// This replica's id: the owner of the leases it holds.
+    pub fn replica_id(&self) -> &str {
+        &self.inner.replica
     }
 
     /// How many tasks are running now.
@@ -333,6 +405,7 @@ impl A2aServer {
     pub async fn shutdown(&self, grace: Duration) {
         let inner = &self.inner;
         inner.closing.store(true, Ordering::SeqCst);
+        inner.stop_sweeping.cancel();
         // Every permit back means every fulfilment has ended.
         let all = inner.max_running as u32;
         if tokio::time::timeout(grace, inner.permits.acquire_many(all))
@@ -517,7 +590,8 @@ async fn send_message(inner: &Arc<Inner>, params: &Value, dialect: Dialect) -> R
     };
     let mut task = Task::new(new_id(), TaskState::Submitted);
     task.context_id = message.context_id.clone().filter(|c| !c.is_empty());
-    inner.store.save(&task).await.map_err(internal)?;
+    let lease = Lease::new(inner.replica.clone(), now_ms(), inner.lease);
+    inner.store.claim(&task, &lease).await.map_err(internal)?;
 
     let running = Running {
         cancel: inner.fail_rest.child_token(),
@@ -583,23 +657,35 @@ async fn cancel_task(inner: &Inner, params: &Value, dialect: Dialect) -> RpcResu
         // The fulfilment records `canceled` itself; answer with what it recorded.
         let _ = tokio::time::timeout(CANCEL_WAIT, finished.cancelled()).await;
     }
-    let mut task = inner
+    let not_found = || (TASK_NOT_FOUND, format!("Task not found: {id}"));
+    let not_cancelable = |task: &Task| {
+        (
+            TASK_NOT_CANCELABLE,
+            format!("Task cannot be canceled: it is {}", task.status.state),
+        )
+    };
+    let task = inner
         .store
         .get(id)
         .await
         .map_err(internal)?
-        .ok_or_else(|| (TASK_NOT_FOUND, format!("Task not found: {id}")))?;
-    if !was_running {
-        if task.status.state.is_terminal() {
-            return Err((
-                TASK_NOT_CANCELABLE,
-                format!("Task cannot be canceled: it is {}", task.status.state),
-            ));
-        }
-        // Left unfinished by an earlier process: nothing runs it any more.
-        task.status.state = TaskState::Canceled;
-        task.status.message = Some(Message::agent_text("canceled by the caller"));
-        inner.store.save(&task).await.map_err(internal)?;
+        .ok_or_else(not_found)?;
+    if was_running {
+        return Ok(task.to_wire(dialect));
+    }
+    if task.status.state.is_terminal() {
+        return Err(not_cancelable(&task));
+    }
+    // Run by another replica (it sees the change at its next renewal and stops the run), or
+    // left unfinished by an earlier process: the store marks it, atomically.
+    let task = inner
+        .store
+        .cancel(id, CANCELED)
+        .await
+        .map_err(internal)?
+        .ok_or_else(not_found)?;
+    if task.status.state != TaskState::Canceled {
+        return Err(not_cancelable(&task));
     }
     Ok(task.to_wire(dialect))
 }
@@ -610,7 +696,13 @@ enum Outcome {
     Failed(String),
     Canceled,
     ShutDown,
+    /// The store says this replica no longer holds the task: canceled on another replica,
+    /// or failed by a sweeper after the lease ran out.
+    Lost,
 }
+
+/// The status message of a task canceled by `CancelTask`.
+const CANCELED: &str = "canceled by the caller";
 
 /// The background half of `SendMessage`: `working`, the run, then the end state — the
 /// only writer of the task after submission, so no two writes race.
@@ -624,25 +716,13 @@ async fn fulfil(
 ) {
     let started = Instant::now();
     task.status.state = TaskState::Working;
-    save(&inner, &task).await;
+    let owned = write(&inner, &task).await;
 
-    let opts = RunOptions::new(&inner.toolkit).cancel(cancel.clone());
-    let run = async {
-        match &task.context_id {
-            // A peer's turns in one context are one conversation (SPEC §8 memory).
-            Some(context) => inner.client.ask(text.as_str(), context, opts).await,
-            None => inner.client.run_with(text.as_str(), opts).await,
-        }
-    };
-    let outcome = tokio::select! {
-        biased;
-        () = cancel.cancelled() => Outcome::Canceled,
-        ran = AssertUnwindSafe(run).catch_unwind() => match ran {
-            Ok(Ok(result)) => Outcome::Returned(Box::new(result)),
-            Ok(Err(ClientError::Cancelled)) => Outcome::Canceled,
-            Ok(Err(e)) => Outcome::Failed(e.to_string()),
-            Err(panic) => Outcome::Failed(format!("the run panicked: {}", crate::tool::panic_message(&*panic))),
-        },
+    // Not held any more (canceled on another replica before it started): do not run.
+    let outcome = if owned {
+        run(&inner, &task, &text, &cancel).await
+    } else {
+        Outcome::Lost
     };
     let outcome = match outcome {
         Outcome::Canceled if inner.fail_rest.is_cancelled() => Outcome::ShutDown,
@@ -671,7 +751,7 @@ async fn fulfil(
         }
         Outcome::Canceled => {
             task.status.state = TaskState::Canceled;
-            task.status.message = Some(Message::agent_text("canceled by the caller"));
+            task.status.message = Some(Message::agent_text(CANCELED));
         }
         Outcome::ShutDown => {
             task.status.state = TaskState::Failed;
@@ -679,8 +759,14 @@ async fn fulfil(
                 "the agent shut down before the task finished",
             ));
         }
+        Outcome::Lost => {}
     }
-    save(&inner, &task).await;
+    if !write(&inner, &task).await {
+        // Another replica ended it: report what the store holds.
+        if let Ok(Some(stored)) = inner.store.get(&task.id).await {
+            task = stored;
+        }
+    }
     lock(&inner.running).remove(&task.id);
     finished.cancel();
     if let Some(on_task) = &inner.on_task {
@@ -699,10 +785,75 @@ async fn fulfil(
     }
 }
 
-/// A failed write is logged, not fatal: the fulfilment still ends and frees its slot.
-async fn save(inner: &Inner, task: &Task) {
-    if let Err(e) = inner.store.save(task).await {
-        tracing::warn!(task = %task.id, state = %task.status.state, "A2A task not saved: {e}");
+/// Runs the task while holding its lease: ends when the run returns, the caller cancels,
+/// or the store says this replica lost the task.
+async fn run(inner: &Inner, task: &Task, text: &str, cancel: &CancellationToken) -> Outcome {
+    let opts = RunOptions::new(&inner.toolkit).cancel(cancel.clone());
+    let run = async {
+        match &task.context_id {
+            // A peer's turns in one context are one conversation (SPEC §8 memory).
+            Some(context) => inner.client.ask(text, context, opts).await,
+            None => inner.client.run_with(text, opts).await,
+        }
+    };
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Outcome::Canceled,
+        () = hold(inner, &task.id) => Outcome::Lost,
+        ran = AssertUnwindSafe(run).catch_unwind() => match ran {
+            Ok(Ok(result)) => Outcome::Returned(Box::new(result)),
+            Ok(Err(ClientError::Cancelled)) => Outcome::Canceled,
+            Ok(Err(e)) => Outcome::Failed(e.to_string()),
+            Err(panic) => Outcome::Failed(format!("the run panicked: {}", crate::tool::panic_message(&*panic))),
+        },
+    }
+}
+
+/// Writes `task` if this replica still holds it; `false` when it does not (the task was
+/// canceled or failed elsewhere). A failed write is logged, not fatal — the fulfilment still
+/// ends and frees its slot, and counts as still held so the run goes on.
+async fn write(inner: &Inner, task: &Task) -> bool {
+    match inner.store.update_owned(task, &inner.replica).await {
+        Ok(held) => held,
+        Err(e) => {
+            tracing::warn!(task = %task.id, state = %task.status.state, "A2A task not saved: {e}");
+            true
+        }
+    }
+}
+
+/// Renews the lease on task `id` every `renew_every`; returns once the store says this
+/// replica no longer holds it. A failed renewal is retried at the next period: if the store
+/// stays away past the lease, a sweeper fails the task and the next renewal returns.
+async fn hold(inner: &Inner, id: &str) {
+    loop {
+        tokio::time::sleep(inner.renew_every).await;
+        let lease = Lease::new(inner.replica.clone(), now_ms(), inner.lease);
+        match inner.store.renew(id, &lease).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => tracing::warn!(task = %id, "A2A lease not renewed: {e}"),
+        }
+    }
+}
+
+/// Every `every`, fails the tasks whose lease ran out (their replica was lost), until `stop`
+/// or the server is gone.
+async fn sweep(server: Weak<Inner>, every: Duration, stop: CancellationToken) {
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        let Some(inner) = server.upgrade() else { return };
+        match inner.store.expire(now_ms()).await {
+            Ok(failed) => {
+                for task in failed {
+                    tracing::warn!(task = %task.id, "A2A task failed: its replica was lost");
+                }
+            }
+            Err(e) => tracing::warn!("A2A lease sweep failed: {e}"),
+        }
     }
 }
 
