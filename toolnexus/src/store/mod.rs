@@ -15,11 +15,13 @@
 //! # Ok(()) }
 //! ```
 
+mod conversations;
 mod db;
 mod error;
 pub mod migrate;
 mod url;
 
+pub use conversations::SqlConversationStore;
 pub use db::{Db, DbOptions, Pool};
 pub use error::DbError;
 pub use url::{StoreUrl, StoreUrlError};
