@@ -17,6 +17,7 @@
 
 #[cfg(feature = "a2a")]
 mod a2a_tasks;
+mod conversations;
 mod db;
 mod error;
 pub mod migrate;
@@ -24,6 +25,7 @@ mod url;
 
 #[cfg(feature = "a2a")]
 pub use a2a_tasks::SqlTaskStore;
+pub use conversations::SqlConversationStore;
 pub use db::{Db, DbOptions, Pool};
 pub use error::DbError;
 pub use url::{StoreUrl, StoreUrlError};
