@@ -1,7 +1,7 @@
 //! `serve` as a gateway over a real MCP server: the Python `mcp` 2.x SDK server
-//! (`tests/peers/mcp/server.py`) upstream, a Python `mcp` 1.x SDK client
-//! (`tests/peers/mcp/gateway_client.py`) and our own client downstream, on stateful
-//! sessions. Progress flows up to the caller, cancellation down to the server.
+//! (`tests/peers/mcp/server.py`) upstream, the Python `mcp` SDK client
+//! (`tests/peers/mcp/gateway_client.py`: 1.x, and 2.x for elicitation) and our own client
+//! downstream, on stateful sessions. Progress flows up to the caller, cancellation down to the server.
 
 mod mcp_support;
 
@@ -136,9 +136,12 @@ async fn an_upstream_tool_change_reaches_a_python_client_as_list_changed() {
     tk.close().await;
 }
 
-/// The `question` built-in served alone, as a Python client calls it in `mode`.
-async fn ask_question(mode: &'static str) -> Option<Value> {
-    let python = python_mcp1()?;
+/// The `question` built-in served alone, as a Python client calls it in `mode`: with the 1.x
+/// SDK, then with the 2.x SDK (whose transport does not tell the session id: `null`).
+async fn ask_question(mode: &'static str) -> Vec<Value> {
+    let (Some(v1), Some(v2)) = (python_mcp1(), python_mcp2()) else {
+        return Vec::new();
+    };
     let tk = Toolkit::new(
         toolnexus::builtin::all()
             .into_iter()
@@ -149,9 +152,15 @@ async fn ask_question(mode: &'static str) -> Option<Value> {
         ..ServeOptions::default()
     };
     let handle = serve(&tk, "127.0.0.1:0", options).await.unwrap();
-    let got = python_client(python, handle.mcp_url().unwrap(), mode).await;
+    let mut got = Vec::new();
+    for (python, session) in [(v1, json!(true)), (v2, Value::Null)] {
+        let mut out = python_client(python, handle.mcp_url().unwrap(), mode).await;
+        assert_eq!(out["session"], session, "{out}");
+        out.as_object_mut().unwrap().remove("session");
+        got.push(out);
+    }
     handle.stop().await;
-    Some(got)
+    got
 }
 
 const CITY_FORM: &str = r#"{"message": "Which city? (options: Chennai, Oslo)", "schema": {
@@ -161,47 +170,38 @@ const CITY_FORM: &str = r#"{"message": "Which city? (options: Chennai, Oslo)", "
 
 #[tokio::test]
 async fn a_suspended_tool_asks_the_client_by_elicitation_and_resumes_with_the_answer() {
-    let Some(got) = ask_question("accept").await else {
-        return;
-    };
     let form: Value = serde_json::from_str(CITY_FORM).unwrap();
-    assert_eq!(
-        got,
-        json!({"asked": [form], "result": [r#"{"answers":["Oslo"]}"#], "isError": false, "session": true})
-    );
+    for got in ask_question("accept").await {
+        assert_eq!(
+            got,
+            json!({"asked": [form], "result": [r#"{"answers":["Oslo"]}"#], "isError": false})
+        );
+    }
 }
 
 #[tokio::test]
 async fn a_declined_elicitation_is_an_error_result_that_says_so() {
-    let Some(got) = ask_question("decline").await else {
-        return;
-    };
     let form: Value = serde_json::from_str(CITY_FORM).unwrap();
-    assert_eq!(
-        got,
-        json!({
-            "asked": [form],
-            "result": ["the client declined the request: Which city? (options: Chennai, Oslo)"],
-            "isError": true,
-            "session": true
-        })
-    );
+    for got in ask_question("decline").await {
+        assert_eq!(
+            got,
+            json!({
+                "asked": [form],
+                "result": ["the client declined the request: Which city? (options: Chennai, Oslo)"],
+                "isError": true
+            })
+        );
+    }
 }
 
 #[tokio::test]
 async fn without_the_capability_a_suspension_stays_an_error_result() {
-    let Some(got) = ask_question("plain").await else {
-        return;
-    };
-    assert_eq!(
-        got,
-        json!({
-            "asked": [],
-            "result": ["Which city? (options: Chennai, Oslo)"],
-            "isError": true,
-            "session": true
-        })
-    );
+    for got in ask_question("plain").await {
+        assert_eq!(
+            got,
+            json!({"asked": [], "result": ["Which city? (options: Chennai, Oslo)"], "isError": true})
+        );
+    }
 }
 
 #[tokio::test]

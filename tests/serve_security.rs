@@ -647,9 +647,12 @@ async fn mcp_sessions_are_guarded_ended_by_delete_capped_and_expired() {
         body,
         "this MCP server has 1 sessions open, its limit (max_sessions = 1); retry later, or end an unused session with DELETE"
     );
+    // Only an initialize is capped: another request without a session is rmcp's to refuse.
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let (status, _, body) = post(&handle, "/mcp", auth, list).await;
+    assert_eq!(status, 400, "{body}");
     // DELETE ends it: its id is then unknown, and the place is free again.
     assert_eq!(bodiless(&handle, "DELETE", &session).await.0, 204);
-    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     assert_eq!(post(&handle, "/mcp", &session, list).await.0, 404);
     let session = mcp_session(&handle, auth).await;
     let (status, _, body) = post(&handle, "/mcp", &session, list).await;

@@ -1,5 +1,7 @@
-"""A client of a toolnexus MCP gateway written with the Python `mcp` SDK (1.x), the peer of
-tests/mcp_gateway.rs. It prints one JSON object with what it saw.
+"""A client of a toolnexus MCP gateway written with the Python `mcp` SDK, the peer of
+tests/mcp_gateway.rs. It prints one JSON object with what it saw. Every mode runs with the
+1.x SDK; the question modes (accept, decline, plain) with the 2.x SDK too, whose names are
+snake_case and whose transport does not expose the session id ("session" is then null).
 
 Usage: gateway_client.py URL progress | cancel | list_changed | accept | decline | plain
   progress  call `py_slow` (3 steps) with a progress callback: the relayed progress and result.
@@ -17,7 +19,7 @@ import sys
 
 import anyio
 from mcp import ClientSession, types
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 
 URL, MODE = sys.argv[1], sys.argv[2]
 
@@ -93,8 +95,18 @@ async def list_changed(session: ClientSession) -> dict:
 ASKED = []
 
 
+def either(obj, snake: str, camel: str):
+    """An attribute by its 2.x (snake_case) or 1.x (camelCase) name."""
+    return getattr(obj, snake) if hasattr(obj, snake) else getattr(obj, camel)
+
+
+def plain(value):
+    return value.model_dump(by_alias=True, exclude_none=True) if hasattr(value, "model_dump") else value
+
+
 async def on_elicit(context, params):
-    ASKED.append({"message": params.message, "schema": params.requestedSchema})
+    schema = either(params, "requested_schema", "requestedSchema")
+    ASKED.append({"message": params.message, "schema": plain(schema)})
     if MODE == "accept":
         return types.ElicitResult(action="accept", content={"answer_1": "Oslo"})
     return types.ElicitResult(action="decline")
@@ -104,7 +116,11 @@ async def question(session: ClientSession) -> dict:
     result = await session.call_tool(
         "question", {"questions": [{"question": "Which city?", "options": ["Chennai", "Oslo"]}]}
     )
-    return {"asked": ASKED, "result": [c.text for c in result.content], "isError": result.isError}
+    return {
+        "asked": ASKED,
+        "result": [c.text for c in result.content],
+        "isError": either(result, "is_error", "isError"),
+    }
 
 
 MODES = {
@@ -119,14 +135,15 @@ MODES = {
 
 async def main() -> None:
     with anyio.fail_after(60):
-        async with streamablehttp_client(URL) as (read, write, session_id):
+        async with streamable_http_client(URL) as streams:
+            read, write = streams[0], streams[1]
             callback = on_elicit if MODE in ("accept", "decline") else None
             async with ClientSession(
                 read, write, message_handler=on_message, elicitation_callback=callback
             ) as session:
                 await session.initialize()
                 out = await MODES[MODE](session)
-                out["session"] = session_id() is not None
+                out["session"] = streams[2]() is not None if len(streams) > 2 else None
     print(json.dumps(out))
 
 

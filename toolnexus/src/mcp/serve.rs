@@ -186,8 +186,9 @@ pub(crate) fn router(toolkit: &Toolkit, options: McpServeConfig, cancel: Cancell
 struct SessionCap {
     sessions: Arc<LocalSessionManager>,
     max: usize,
-    /// Held while one session-less POST (an `initialize`) is handled, so two of them cannot
-    /// both see the last free place.
+    /// Held while one `initialize` is handled, so two of them cannot both see the last free
+    /// place (other requests, those of a session-less protocol revision included, never wait
+    /// on it).
     admitting: Arc<tokio::sync::Mutex<()>>,
 }
 
@@ -202,8 +203,8 @@ impl SessionCap {
             }
             return response;
         }
-        let opens_session =
-            request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
+        let opens_session = request.method() == Method::POST
+            && crate::serve::log::rpc_method(request.extensions()).as_deref() == Some("initialize");
         if !opens_session {
             return next.run(request).await;
         }

@@ -120,6 +120,13 @@ pub(crate) fn note_failed(extensions: &Extensions) {
     }
 }
 
+/// The JSON-RPC method the request whose extensions are `extensions` carries, as noted
+/// for its log line (the body limit layer reads every body whole before routing).
+pub(crate) fn rpc_method(extensions: &Extensions) -> Option<String> {
+    let slot = extensions.get::<Slot>()?;
+    slot.lock().unwrap_or_else(|p| p.into_inner()).rpc_method.clone()
+}
+
 /// Records the JSON-RPC method (and a `tools/call`'s tool) of `body` for the log line.
 pub(super) fn note_rpc(extensions: &mut Extensions, body: &[u8]) {
     let Some(slot) = extensions.get::<Slot>() else {
