@@ -132,8 +132,7 @@ impl RuntimeBuilder {
         self
     }
     /// The `on_budget` callback of every agent whose def sets none (unset: a limit stops).
-    /// It runs while the runtime's table is locked: decide from its argument, never call
-    /// back into the runtime.
+    /// When, and under which lock, it runs: see [`AgentDef::on_budget`].
     pub fn on_budget(mut self, f: impl Fn(&BudgetInfo) -> BudgetDecision + Send + Sync + 'static) -> Self {
         self.on_budget = Some(Arc::new(f));
         self
@@ -855,11 +854,7 @@ impl Shared {
             }
             return Err(self.budget_stop(table, h, limit, " (approval declined)".to_owned()));
         }
-        let on_budget = n
-            .def
-            .as_ref()
-            .and_then(|d| d.on_budget.clone())
-            .or_else(|| self.on_budget.clone());
+        let on_budget = self.on_budget_of(n);
         let mut asked = Vec::new();
         while let Some((at, limit)) = exhausted_at(table, h.id(), self.clock.now()) {
             let Some(f) = on_budget.as_ref().filter(|_| !asked.contains(&limit)) else {
@@ -921,6 +916,61 @@ impl Shared {
         Ok((Admit::Run, answer))
     }
 
+    /// The `on_budget` callback that applies to `n`: its def's, else the runtime's.
+    fn on_budget_of(&self, n: &Node) -> Option<OnBudget> {
+        n.def
+            .as_ref()
+            .and_then(|d| d.on_budget.clone())
+            .or_else(|| self.on_budget.clone())
+    }
+
+    /// Ends when `h`'s wall deadline passes mid-run and `on_budget` does not extend it.
+    /// Each time the (possibly extended) deadline passes, the callback is asked — outside
+    /// the table lock, so it may read the runtime — and `Extend` moves the deadline on
+    /// while the run continues. `Stop`, no callback, a panic, an extension of 0, and
+    /// `Suspend` (a mid-run approval is not offered yet) end the run `incomplete`.
+    async fn wall_deadline(&self, h: &Handle) {
+        loop {
+            let (deadline, f) = {
+                let table = self.lock();
+                let Some(n) = table.get(h.id()) else { return };
+                (n.carved.deadline, self.on_budget_of(n))
+            };
+            let Some(deadline) = deadline else {
+                return std::future::pending().await;
+            };
+            let now = self.clock.now();
+            if now < deadline {
+                self.clock.sleep(deadline - now).await;
+                continue;
+            }
+            let Some(f) = f else { return };
+            let info = {
+                let table = self.lock();
+                let Some(n) = table.get(h.id()) else { return };
+                BudgetInfo {
+                    handle: h.clone(),
+                    agent: n.agent().to_owned(),
+                    limit: LimitName::MaxWallMs,
+                    exhausted_at: h.clone(),
+                    total_tokens: n.ledger.total_tokens,
+                }
+            };
+            match std::panic::catch_unwind(AssertUnwindSafe(|| f(&info))) {
+                Ok(BudgetDecision::Extend(ext)) if ext.amount > 0 => {
+                    if let Some(n) = self.lock().get_mut(h.id()) {
+                        n.carved.extend(LimitName::MaxWallMs, ext.amount);
+                    }
+                    self.log(format!(
+                        "{h}: on_budget extend maxWallMs mid-run by {}",
+                        ext.amount
+                    ));
+                }
+                _ => return,
+            }
+        }
+    }
+
     /// Settle `h` `incomplete` on `limit`, `why` appended to the standard text.
     fn budget_stop(&self, table: &mut Table, h: &Handle, limit: LimitName, why: String) -> Box<TaskResult> {
         let n = table.get_mut(h.id()).expect("launch of a known handle");
@@ -947,10 +997,10 @@ impl Shared {
         cancel: CancellationToken,
         spent: Arc<Mutex<Spent>>,
     ) -> Outcome {
-        let (def, carved) = {
+        let (def, max_turns) = {
             let table = self.lock();
             let n = &table[h.id()];
-            (n.def.clone().expect("agents have defs"), n.carved)
+            (n.def.clone().expect("agents have defs"), n.carved.max_turns)
         };
         let mut toolkit = Toolkit::new(def.uses.iter().cloned());
         if !def.team.is_empty() {
@@ -967,7 +1017,7 @@ impl Shared {
         };
         let mut builder = self
             .llm
-            .client(model, def.soul_text().to_owned(), carved.max_turns, wait_for)
+            .client(model, def.soul_text().to_owned(), max_turns, wait_for)
             .store(self.store.clone());
         // Def over runtime, each field on its own, forwarded as given (SPEC §7D).
         if let Some(hooks) = def.hooks.as_ref().or(self.hooks.as_ref()) {
@@ -988,12 +1038,7 @@ impl Shared {
             Err(e) => return Outcome::Failed(e.to_string()),
         };
         let opts = RunOptions::new(&toolkit).conversation(h.id()).cancel(cancel);
-        let wall = async {
-            match carved.deadline {
-                Some(d) => self.clock.sleep(d.saturating_sub(self.clock.now())).await,
-                None => std::future::pending().await,
-            }
-        };
+        let wall = self.wall_deadline(h);
         let snapshot = match self.store.get(h.id()).await {
             Ok(s) => s.unwrap_or_default(),
             Err(e) => return ClientError::from(e).into(),
