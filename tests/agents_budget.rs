@@ -687,3 +687,88 @@ async fn a_mid_run_stop_after_one_extension_ends_the_run_incomplete_at_max_wall_
         ]
     );
 }
+
+/// A model that calls `lookup` (4 tokens a call) on its first `calls_before_answer`
+/// requests and then answers, under `max_turns(2)`, with `on_budget` answering `decide`.
+fn a_long_run(
+    calls_before_answer: usize,
+    decide: BudgetDecision,
+) -> (AgentRuntime, Arc<Mutex<Vec<LimitName>>>) {
+    let n = Arc::new(AtomicUsize::new(0));
+    let t = from_fn(move |_req| {
+        let k = n.fetch_add(1, Ordering::SeqCst) + 1;
+        async move {
+            let message = if k <= calls_before_answer {
+                json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{k}"),
+                    "type": "function", "function": {"name": "lookup", "arguments": "{\"q\":\"x\"}"}}]})
+            } else {
+                json!({"role": "assistant", "content": format!("answer after {k} calls")})
+            };
+            Ok(HttpResponse::json(&json!({"choices": [{"message": message}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})))
+        }
+    });
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let tk = toolnexus::toolkit![lookup];
+    let rt = AgentRuntime::builder()
+        .base_url("http://127.0.0.1:9/v1")
+        .model("m")
+        .api_key("k")
+        .retries(0)
+        .transport(t)
+        .on_budget(move |info: &BudgetInfo| {
+            s.lock().unwrap().push(info.limit);
+            decide
+        })
+        .build(
+            Registry::new([AgentDef::new("a", "does a")
+                .uses_from(&tk, ["lookup"])
+                .budget(Budget::new().max_turns(2))])
+            .unwrap(),
+        )
+        .unwrap();
+    (rt, seen)
+}
+
+#[tokio::test]
+async fn reaching_max_turns_asks_on_budget_and_an_extension_continues_the_same_transcript() {
+    let (rt, seen) = a_long_run(2, BudgetDecision::Extend(BudgetExtension::by(2)));
+    let r = bounded(rt.run("a", "go")).await.unwrap();
+    assert_eq!(
+        (r.status, r.text.as_str(), r.turns, r.total_tokens),
+        (TaskStatus::Done, "answer after 3 calls", 3, 12)
+    );
+    assert_eq!(*seen.lock().unwrap(), [LimitName::MaxTurns]);
+    // One transcript: the user turn once, then the three model turns and two tool results.
+    let h = rt.handle("root/a.1").unwrap();
+    let roles: Vec<(String, String)> = transcript(&rt, &h).await;
+    let roles: Vec<&str> = roles.iter().map(|(role, _)| role.as_str()).collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    );
+}
+
+#[tokio::test]
+async fn a_stop_at_max_turns_ends_incomplete_naming_it() {
+    let (rt, seen) = a_long_run(5, BudgetDecision::Stop);
+    let r = bounded(rt.run("a", "go")).await.unwrap();
+    assert_eq!(
+        (r.status, r.limit, r.turns, r.total_tokens),
+        (TaskStatus::Incomplete, Some(LimitName::MaxTurns), 2, 8)
+    );
+    assert_eq!(*seen.lock().unwrap(), [LimitName::MaxTurns]);
+}
+
+#[tokio::test]
+async fn each_extension_at_max_turns_is_asked_again_when_it_runs_out() {
+    let (rt, seen) = a_long_run(5, BudgetDecision::Extend(BudgetExtension::by(2)));
+    let r = bounded(rt.run("a", "go")).await.unwrap();
+    // 2 turns, then +2, +2: the sixth call answers.
+    assert_eq!(
+        (r.status, r.text.as_str(), r.turns, r.total_tokens),
+        (TaskStatus::Done, "answer after 6 calls", 6, 24)
+    );
+    assert_eq!(*seen.lock().unwrap(), [LimitName::MaxTurns; 2]);
+}

@@ -175,8 +175,8 @@ impl AgentDef {
         self
     }
 
-    /// Called when a limit is hit before one of its turns, or when its wall deadline passes
-    /// mid-run; decides stop, extend or suspend (in place of the runtime's callback, never
+    /// Called when a limit is hit before one of its turns, or mid-run when it reaches
+    /// `max_turns` or its wall deadline passes; decides stop, extend or suspend (in place of the runtime's callback, never
     /// merged). A panic is a stop. Before a turn it runs while the runtime's table is
     /// locked: decide from its argument, never call back into the runtime there. Mid-run it
     /// runs outside the lock (it may read the runtime, e.g. `inspect`); `Suspend` there is
