@@ -560,3 +560,215 @@ async fn a_run_past_its_wall_deadline_books_what_it_spent() {
     rt.close_forced(&rt.root()).await;
     assert_eq!(rt.inspect(&a).unwrap().tokens, 4);
 }
+
+/// A model whose first answer waits until `release` fires, on a runtime whose `on_budget`
+/// answers with `decide(k)` on its k-th question and records what it saw, including the
+/// handle's state read back through `inspect` (the callback runs outside the table lock).
+#[allow(clippy::type_complexity)]
+fn a_slow_model_under_a_wall_budget(
+    clock: &VirtualClock,
+    decide: fn(usize) -> BudgetDecision,
+) -> (
+    AgentRuntime,
+    Arc<tokio::sync::Notify>,
+    Arc<AtomicUsize>,
+    Arc<Mutex<Vec<(LimitName, Option<HandleState>)>>>,
+) {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (r, c) = (release.clone(), calls.clone());
+    let t = from_fn(move |_req| {
+        let (r, c) = (r.clone(), c.clone());
+        async move {
+            c.fetch_add(1, Ordering::SeqCst);
+            r.notified().await;
+            Ok(HttpResponse::json(&json!({
+                "choices": [{"message": {"role": "assistant", "content": "late answer"}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})))
+        }
+    });
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let rt_cell: Arc<std::sync::OnceLock<AgentRuntime>> = Arc::default();
+    let (s, cell) = (seen.clone(), rt_cell.clone());
+    let rt = AgentRuntime::builder()
+        .base_url("http://127.0.0.1:9/v1")
+        .model("m")
+        .api_key("k")
+        .retries(0)
+        .transport(t)
+        .clock(Arc::new(clock.clone()))
+        .on_budget(move |info: &BudgetInfo| {
+            let state = cell
+                .get()
+                .and_then(|rt| rt.inspect(&info.handle).ok())
+                .map(|v| v.state);
+            let mut s = s.lock().unwrap();
+            s.push((info.limit, state));
+            decide(s.len())
+        })
+        .build(
+            Registry::new([AgentDef::new("a", "does a").budget(Budget::new().max_wall_ms(1_000))]).unwrap(),
+        )
+        .unwrap();
+    rt_cell.set(rt.clone()).unwrap();
+    (rt, release, calls, seen)
+}
+
+/// Until the turn's model call is in flight and its wall watcher sleeps on the clock.
+async fn in_flight_and_sleeping(calls: &AtomicUsize, clock: &VirtualClock) {
+    bounded(async {
+        while calls.load(Ordering::SeqCst) < 1 || clock.sleepers() < 1 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_wall_deadline_passing_mid_run_asks_on_budget_and_an_extension_lets_the_run_finish() {
+    let clock = VirtualClock::new();
+    let (rt, release, calls, seen) =
+        a_slow_model_under_a_wall_budget(&clock, |_| BudgetDecision::Extend(BudgetExtension::by(500)));
+    let h = rt.spawn(&rt.root(), "a", None).unwrap();
+    rt.wake(&h, Some("go".to_owned())).unwrap();
+    in_flight_and_sleeping(&calls, &clock).await;
+    clock.advance(Duration::from_millis(1_000));
+    bounded(async {
+        while seen.lock().unwrap().is_empty() || clock.sleepers() < 1 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+    // Asked once, mid-run, and its `inspect` of the running handle did not deadlock.
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(LimitName::MaxWallMs, Some(HandleState::Running))]
+    );
+    release.notify_one();
+    let r = bounded(rt.wait(&h, None)).await;
+    assert_eq!(
+        (r.status, r.text.as_str(), r.total_tokens),
+        (TaskStatus::Done, "late answer", 4)
+    );
+    assert!(
+        rt.trace()
+            .contains(&"root/a.1: on_budget extend maxWallMs mid-run by 500".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn a_mid_run_stop_after_one_extension_ends_the_run_incomplete_at_max_wall_ms() {
+    let clock = VirtualClock::new();
+    let (rt, _release, calls, seen) = a_slow_model_under_a_wall_budget(&clock, |k| match k {
+        1 => BudgetDecision::Extend(BudgetExtension::by(500)),
+        _ => BudgetDecision::Stop,
+    });
+    let h = rt.spawn(&rt.root(), "a", None).unwrap();
+    rt.wake(&h, Some("go".to_owned())).unwrap();
+    in_flight_and_sleeping(&calls, &clock).await;
+    clock.advance(Duration::from_millis(1_000));
+    bounded(async {
+        while seen.lock().unwrap().is_empty() || clock.sleepers() < 1 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+    clock.advance(Duration::from_millis(500));
+    let r = bounded(rt.wait(&h, None)).await;
+    assert_eq!(
+        (r.status, r.limit),
+        (TaskStatus::Incomplete, Some(LimitName::MaxWallMs))
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            (LimitName::MaxWallMs, Some(HandleState::Running)),
+            (LimitName::MaxWallMs, Some(HandleState::Running))
+        ]
+    );
+}
+
+/// A model that calls `lookup` (4 tokens a call) on its first `calls_before_answer`
+/// requests and then answers, under `max_turns(2)`, with `on_budget` answering `decide`.
+fn a_long_run(
+    calls_before_answer: usize,
+    decide: BudgetDecision,
+) -> (AgentRuntime, Arc<Mutex<Vec<LimitName>>>) {
+    let n = Arc::new(AtomicUsize::new(0));
+    let t = from_fn(move |_req| {
+        let k = n.fetch_add(1, Ordering::SeqCst) + 1;
+        async move {
+            let message = if k <= calls_before_answer {
+                json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{k}"),
+                    "type": "function", "function": {"name": "lookup", "arguments": "{\"q\":\"x\"}"}}]})
+            } else {
+                json!({"role": "assistant", "content": format!("answer after {k} calls")})
+            };
+            Ok(HttpResponse::json(&json!({"choices": [{"message": message}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})))
+        }
+    });
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let tk = toolnexus::toolkit![lookup];
+    let rt = AgentRuntime::builder()
+        .base_url("http://127.0.0.1:9/v1")
+        .model("m")
+        .api_key("k")
+        .retries(0)
+        .transport(t)
+        .on_budget(move |info: &BudgetInfo| {
+            s.lock().unwrap().push(info.limit);
+            decide
+        })
+        .build(
+            Registry::new([AgentDef::new("a", "does a")
+                .uses_from(&tk, ["lookup"])
+                .budget(Budget::new().max_turns(2))])
+            .unwrap(),
+        )
+        .unwrap();
+    (rt, seen)
+}
+
+#[tokio::test]
+async fn reaching_max_turns_asks_on_budget_and_an_extension_continues_the_same_transcript() {
+    let (rt, seen) = a_long_run(2, BudgetDecision::Extend(BudgetExtension::by(2)));
+    let r = bounded(rt.run("a", "go")).await.unwrap();
+    assert_eq!(
+        (r.status, r.text.as_str(), r.turns, r.total_tokens),
+        (TaskStatus::Done, "answer after 3 calls", 3, 12)
+    );
+    assert_eq!(*seen.lock().unwrap(), [LimitName::MaxTurns]);
+    // One transcript: the user turn once, then the three model turns and two tool results.
+    let h = rt.handle("root/a.1").unwrap();
+    let roles: Vec<(String, String)> = transcript(&rt, &h).await;
+    let roles: Vec<&str> = roles.iter().map(|(role, _)| role.as_str()).collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    );
+}
+
+#[tokio::test]
+async fn a_stop_at_max_turns_ends_incomplete_naming_it() {
+    let (rt, seen) = a_long_run(5, BudgetDecision::Stop);
+    let r = bounded(rt.run("a", "go")).await.unwrap();
+    assert_eq!(
+        (r.status, r.limit, r.turns, r.total_tokens),
+        (TaskStatus::Incomplete, Some(LimitName::MaxTurns), 2, 8)
+    );
+    assert_eq!(*seen.lock().unwrap(), [LimitName::MaxTurns]);
+}
+
+#[tokio::test]
+async fn each_extension_at_max_turns_is_asked_again_when_it_runs_out() {
+    let (rt, seen) = a_long_run(5, BudgetDecision::Extend(BudgetExtension::by(2)));
+    let r = bounded(rt.run("a", "go")).await.unwrap();
+    // 2 turns, then +2, +2: the sixth call answers.
+    assert_eq!(
+        (r.status, r.text.as_str(), r.turns, r.total_tokens),
+        (TaskStatus::Done, "answer after 6 calls", 6, 24)
+    );
+    assert_eq!(*seen.lock().unwrap(), [LimitName::MaxTurns; 2]);
+}

@@ -175,9 +175,12 @@ impl AgentDef {
         self
     }
 
-    /// Called when a limit is hit before one of its turns; decides stop, extend or suspend
-    /// (in place of the runtime's callback, never merged). A panic is a stop. It runs while
-    /// the runtime's table is locked: decide from its argument, never call back into the runtime.
+    /// Called when a limit is hit before one of its turns, or mid-run when it reaches
+    /// `max_turns` or its wall deadline passes; decides stop, extend or suspend (in place of the runtime's callback, never
+    /// merged). A panic is a stop. Before a turn it runs while the runtime's table is
+    /// locked: decide from its argument, never call back into the runtime there. Mid-run it
+    /// runs outside the lock (it may read the runtime, e.g. `inspect`); `Suspend` there is
+    /// a stop.
     pub fn on_budget(mut self, f: impl Fn(&BudgetInfo) -> BudgetDecision + Send + Sync + 'static) -> Self {
         self.on_budget = Some(Arc::new(f));
         self

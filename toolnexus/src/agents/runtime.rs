@@ -132,8 +132,7 @@ impl RuntimeBuilder {
         self
     }
     /// The `on_budget` callback of every agent whose def sets none (unset: a limit stops).
-    /// It runs while the runtime's table is locked: decide from its argument, never call
-    /// back into the runtime.
+    /// When, and under which lock, it runs: see [`AgentDef::on_budget`].
     pub fn on_budget(mut self, f: impl Fn(&BudgetInfo) -> BudgetDecision + Send + Sync + 'static) -> Self {
         self.on_budget = Some(Arc::new(f));
         self
@@ -855,11 +854,7 @@ impl Shared {
             }
             return Err(self.budget_stop(table, h, limit, " (approval declined)".to_owned()));
         }
-        let on_budget = n
-            .def
-            .as_ref()
-            .and_then(|d| d.on_budget.clone())
-            .or_else(|| self.on_budget.clone());
+        let on_budget = self.on_budget_of(n);
         let mut asked = Vec::new();
         while let Some((at, limit)) = exhausted_at(table, h.id(), self.clock.now()) {
             let Some(f) = on_budget.as_ref().filter(|_| !asked.contains(&limit)) else {
@@ -921,6 +916,71 @@ impl Shared {
         Ok((Admit::Run, answer))
     }
 
+    /// The `on_budget` callback that applies to `n`: its def's, else the runtime's.
+    fn on_budget_of(&self, n: &Node) -> Option<OnBudget> {
+        n.def
+            .as_ref()
+            .and_then(|d| d.on_budget.clone())
+            .or_else(|| self.on_budget.clone())
+    }
+
+    /// Ends when `h`'s wall deadline passes mid-run and `on_budget` does not extend it.
+    /// Each time the (possibly extended) deadline passes, the callback is asked — outside
+    /// the table lock, so it may read the runtime — and `Extend` moves the deadline on
+    /// while the run continues. `Stop`, no callback, a panic, an extension of 0, and
+    /// `Suspend` (a mid-run approval is not offered yet) end the run `incomplete`.
+    async fn wall_deadline(&self, h: &Handle) {
+        loop {
+            let (deadline, f) = {
+                let table = self.lock();
+                let Some(n) = table.get(h.id()) else { return };
+                (n.carved.deadline, self.on_budget_of(n))
+            };
+            let Some(deadline) = deadline else {
+                return std::future::pending().await;
+            };
+            let now = self.clock.now();
+            if now < deadline {
+                self.clock.sleep(deadline - now).await;
+                continue;
+            }
+            if f.is_none() {
+                return;
+            }
+            let Some(more) = self.ask_mid_run(h, LimitName::MaxWallMs) else {
+                return;
+            };
+            if let Some(n) = self.lock().get_mut(h.id()) {
+                n.carved.extend(LimitName::MaxWallMs, more);
+            }
+        }
+    }
+
+    /// Put `limit`, hit by `h` mid-run, to its `on_budget` outside the table lock: the
+    /// amount of an `Extend` above 0, else `None` (stop — also for no callback, a panic,
+    /// and `Suspend`, which is not offered mid-run).
+    fn ask_mid_run(&self, h: &Handle, limit: LimitName) -> Option<u64> {
+        let (f, info) = {
+            let table = self.lock();
+            let n = table.get(h.id())?;
+            let info = BudgetInfo {
+                handle: h.clone(),
+                agent: n.agent().to_owned(),
+                limit,
+                exhausted_at: h.clone(),
+                total_tokens: n.ledger.total_tokens,
+            };
+            (self.on_budget_of(n)?, info)
+        };
+        match std::panic::catch_unwind(AssertUnwindSafe(|| f(&info))) {
+            Ok(BudgetDecision::Extend(ext)) if ext.amount > 0 => {
+                self.log(format!("{h}: on_budget extend {limit} mid-run by {}", ext.amount));
+                Some(ext.amount)
+            }
+            _ => None,
+        }
+    }
+
     /// Settle `h` `incomplete` on `limit`, `why` appended to the standard text.
     fn budget_stop(&self, table: &mut Table, h: &Handle, limit: LimitName, why: String) -> Box<TaskResult> {
         let n = table.get_mut(h.id()).expect("launch of a known handle");
@@ -947,10 +1007,10 @@ impl Shared {
         cancel: CancellationToken,
         spent: Arc<Mutex<Spent>>,
     ) -> Outcome {
-        let (def, carved) = {
+        let (def, max_turns) = {
             let table = self.lock();
             let n = &table[h.id()];
-            (n.def.clone().expect("agents have defs"), n.carved)
+            (n.def.clone().expect("agents have defs"), n.carved.max_turns)
         };
         let mut toolkit = Toolkit::new(def.uses.iter().cloned());
         if !def.team.is_empty() {
@@ -965,41 +1025,58 @@ impl Shared {
         } else {
             &def.model
         };
-        let mut builder = self
-            .llm
-            .client(model, def.soul_text().to_owned(), carved.max_turns, wait_for)
-            .store(self.store.clone());
-        // Def over runtime, each field on its own, forwarded as given (SPEC §7D).
-        if let Some(hooks) = def.hooks.as_ref().or(self.hooks.as_ref()) {
-            builder = builder.hooks(hooks.clone());
-        }
         // The runtime's own sink counts what the turn spends as it goes, so a run that ends
         // without a result (cancelled, past its wall deadline, failed) is still booked; the
         // host's sink sees every event unchanged.
         let host_sink = def.on_metric.as_ref().or(self.on_metric.as_ref()).cloned();
-        builder = builder.on_metric(move |e| {
-            spent.lock().unwrap_or_else(|e| e.into_inner()).count(e);
-            if let Some(f) = &host_sink {
-                f(e);
+        let build = |max_turns: u32| {
+            let mut builder = self
+                .llm
+                .client(model, def.soul_text().to_owned(), max_turns, wait_for.clone())
+                .store(self.store.clone());
+            // Def over runtime, each field on its own, forwarded as given (SPEC §7D).
+            if let Some(hooks) = def.hooks.as_ref().or(self.hooks.as_ref()) {
+                builder = builder.hooks(hooks.clone());
             }
-        });
-        let client = match builder.build() {
+            let (spent, host_sink) = (spent.clone(), host_sink.clone());
+            builder
+                .on_metric(move |e| {
+                    spent.lock().unwrap_or_else(|e| e.into_inner()).count(e);
+                    if let Some(f) = &host_sink {
+                        f(e);
+                    }
+                })
+                .build()
+        };
+        let client = match build(max_turns) {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(e.to_string()),
         };
         let opts = RunOptions::new(&toolkit).conversation(h.id()).cancel(cancel);
-        let wall = async {
-            match carved.deadline {
-                Some(d) => self.clock.sleep(d.saturating_sub(self.clock.now())).await,
-                None => std::future::pending().await,
-            }
-        };
+        let wall = self.wall_deadline(h);
         let snapshot = match self.store.get(h.id()).await {
             Ok(s) => s.unwrap_or_default(),
             Err(e) => return ClientError::from(e).into(),
         };
+        // A run stopped at `max_turns` is put to `on_budget`; each extension continues the
+        // same transcript with that many more turns, the usage summed.
+        let run = async {
+            let mut r = client.run_with(input.clone(), opts.clone()).await?;
+            while r.status == RunStatus::Incomplete {
+                let Some(more) = self.ask_mid_run(h, LimitName::MaxTurns) else {
+                    break;
+                };
+                let turns = u32::try_from(more).unwrap_or(u32::MAX);
+                // The settings that built `client`, only more turns (above 0): this cannot
+                // fail, and if it did the run would stay `incomplete` at maxTurns.
+                let Ok(more_client) = build(turns) else { break };
+                let next = more_client.continue_with(opts.clone()).await?;
+                r = continued(r, next);
+            }
+            Ok::<_, ClientError>(r)
+        };
         tokio::select! {
-            r = client.run_with(input.clone(), opts) => match r {
+            r = run => match r {
                 Ok(r) => {
                     if r.status == RunStatus::Pending {
                         // Rewind to the checkpoint: the placeholder the halt appended must
@@ -1357,6 +1434,20 @@ impl Shared {
             self.hand_over_slot(&mut table, &p);
         }
     }
+}
+
+/// `next`, the continuation of `first` on the same transcript, with both runs' spending.
+fn continued(
+    first: crate::client::RunResult,
+    mut next: crate::client::RunResult,
+) -> crate::client::RunResult {
+    next.turns += first.turns;
+    next.tool_call_count += first.tool_call_count;
+    next.usage.add(first.usage);
+    let mut calls = first.tool_calls;
+    calls.append(&mut next.tool_calls);
+    next.tool_calls = calls;
+    next
 }
 
 /// The answer about a handle not (or no longer) in the table.

@@ -48,6 +48,18 @@ impl Client {
         self.inner.start(Some(prompt.into()), None, opts, &emitter).await
     }
 
+    /// Carry on the transcript in `opts` (its history or stored conversation) with no new
+    /// user turn: the loop calls the model on the transcript as it stands. The agent
+    /// runtime uses it to continue a run that stopped at `max_turns` when `on_budget`
+    /// extends the limit.
+    pub async fn continue_with(&self, opts: RunOptions) -> Result<RunResult, ClientError> {
+        let emitter = Emitter {
+            tx: None,
+            on_text: opts.on_text.clone(),
+        };
+        self.inner.start(None, None, opts, &emitter).await
+    }
+
     /// A stateful ask (SPEC §8 "Conversation memory"): `run_with` on the conversation
     /// stored under `id` — its transcript is loaded as history and the new one saved back.
     pub async fn ask(
