@@ -5,7 +5,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::ClientError;
-use super::options::{OnText, OnToolProgress};
+use super::options::{OnText, OnToolProgress, RunOptions};
 use super::result::RunResult;
 use super::wire::Usage;
 use crate::context::Progress;
@@ -79,6 +79,15 @@ pub(crate) struct Emitter {
 }
 
 impl Emitter {
+    /// The run's callbacks from `opts`, and the `stream()` channel when there is one.
+    pub(crate) fn new(tx: Option<EventSender>, opts: &RunOptions) -> Self {
+        Self {
+            tx,
+            on_text: opts.on_text.clone(),
+            on_progress: opts.on_progress.clone(),
+        }
+    }
+
     pub(crate) fn streaming(&self) -> bool {
         self.tx.is_some() || self.on_text.is_some()
     }

@@ -40,11 +40,7 @@ impl Client {
         prompt: impl Into<Prompt>,
         opts: RunOptions,
     ) -> Result<RunResult, ClientError> {
-        let emitter = Emitter {
-            tx: None,
-            on_text: opts.on_text.clone(),
-            on_progress: opts.on_progress.clone(),
-        };
+        let emitter = Emitter::new(None, &opts);
         self.inner.start(Some(prompt.into()), None, opts, &emitter).await
     }
 
@@ -53,10 +49,7 @@ impl Client {
     /// runtime uses it to continue a run that stopped at `max_turns` when `on_budget`
     /// extends the limit.
     pub async fn continue_with(&self, opts: RunOptions) -> Result<RunResult, ClientError> {
-        let emitter = Emitter {
-            tx: None,
-            on_text: opts.on_text.clone(),
-        };
+        let emitter = Emitter::new(None, &opts);
         self.inner.start(None, None, opts, &emitter).await
     }
 
@@ -82,11 +75,7 @@ impl Client {
         answer: &Answer,
         opts: RunOptions,
     ) -> Result<RunResult, ClientError> {
-        let emitter = Emitter {
-            tx: None,
-            on_text: opts.on_text.clone(),
-            on_progress: opts.on_progress.clone(),
-        };
+        let emitter = Emitter::new(None, &opts);
         let resume = Resume { pending, answer };
         self.inner.start(None, Some(resume), opts, &emitter).await
     }

@@ -24,11 +24,7 @@ impl Client {
                 if inner.in_process {
                     return Err(ClientError::StreamingUnsupported);
                 }
-                let emitter = Emitter {
-                    tx: Some(work_tx.clone()),
-                    on_text: opts.on_text.clone(),
-                    on_progress: opts.on_progress.clone(),
-                };
+                let emitter = Emitter::new(Some(work_tx.clone()), &opts);
                 let result = inner.start(Some(prompt), None, opts, &emitter).await?;
                 emitter.send(StreamEvent::Usage { usage: result.usage }).await;
                 emitter
