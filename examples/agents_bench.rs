@@ -52,11 +52,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             explore { does: "research", uses: [lookup] },
         }
     };
-    let rt = AgentRuntime::builder()
-        .base_url(&base_url)
-        .model("mock-model")
-        .api_key("k")
-        .build(registry()?)?;
+    let rt = AgentRuntime::builder(
+        Client::builder()
+            .base_url(&base_url)
+            .style(Style::OpenAi)
+            .model("mock-model")
+            .api_key("k"),
+    )
+    .build(registry()?)?;
     let client = Client::builder()
         .base_url(&base_url)
         .style(Style::OpenAi)
@@ -95,11 +98,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         json!({"name": "task_overhead", "n": runs, "bare_client_p50_ms": b, "agent_run_p50_ms": a, "overhead_p50_ms": a - b})
     );
 
-    let rt = AgentRuntime::builder()
-        .base_url(&base_url)
-        .model("mock-model")
-        .api_key("k")
-        .build(registry()?)?;
+    let rt = AgentRuntime::builder(
+        Client::builder()
+            .base_url(&base_url)
+            .style(Style::OpenAi)
+            .model("mock-model")
+            .api_key("k"),
+    )
+    .build(registry()?)?;
     let calls: Vec<String> = (0..100)
         .map(|i| format!(r#"task {{"agent":"explore","prompt":"lookup {{\"q\":\"{i}\"}}"}}"#))
         .collect();

@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 use toolnexus::agents::{AgentRuntime, Budget, TaskStatus};
+use toolnexus::client::{Client, Style};
 use toolnexus::{Answer, Request, ToolContext, ToolResult, agents, tool};
 use toolnexus_mock::{MockModel, Scenario};
 
@@ -39,11 +40,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         explore { does: "read-only research", uses: [lookup, read_notes], soul: "You research; you never write." },
     }?;
 
-    let rt = AgentRuntime::builder()
-        .base_url(model.base_url())
-        .model("mock-model")
-        .api_key("not-needed-for-the-mock")
-        .build(registry)?;
+    let rt = AgentRuntime::builder(
+        Client::builder()
+            .base_url(model.base_url())
+            .style(Style::OpenAi)
+            .model("mock-model")
+            .api_key("not-needed-for-the-mock"),
+    )
+    .build(registry)?;
 
     // The Planner mock calls every tool its prompt names: two `task` calls, in parallel.
     let prompt = r#"task {"agent":"explore","prompt":"lookup {\"q\":\"cache\"}"} task {"agent":"explore","prompt":"read_notes"}"#;

@@ -16,6 +16,7 @@ use toolnexus::agents::{
 };
 use toolnexus::client::hooks::Hooks;
 use toolnexus::client::transport::from_fn;
+use toolnexus::client::{Client, Style};
 use toolnexus::client::{HttpResponse, HttpTransport};
 
 async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -50,12 +51,15 @@ fn silent_model() -> (Arc<dyn HttpTransport>, Arc<AtomicUsize>) {
 }
 
 fn runtime(t: Arc<dyn HttpTransport>) -> RuntimeBuilder {
-    AgentRuntime::builder()
-        .base_url("http://127.0.0.1:9/v1")
-        .model("m")
-        .api_key("k")
-        .retries(0)
-        .transport(t)
+    AgentRuntime::builder(
+        Client::builder()
+            .base_url("http://127.0.0.1:9/v1")
+            .style(Style::OpenAi)
+            .model("m")
+            .api_key("k")
+            .retries(0)
+            .transport(t),
+    )
 }
 
 #[tokio::test]

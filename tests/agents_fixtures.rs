@@ -14,6 +14,7 @@ use toolnexus::agents::{
     AgentDef, AgentRuntime, Budget, Handle, HandleState, InboxItem, Registry, RuntimeBuilder, SpawnError,
     TaskResult, VerbError, VirtualClock,
 };
+use toolnexus::client::{Client, ClientBuilder, Style};
 
 /// Every on_close, in order.
 type Closes = Arc<Mutex<Vec<String>>>;
@@ -66,13 +67,16 @@ fn registry(reg: &Value, overrides: Option<&Value>, closes: &Closes) -> Registry
 }
 
 fn builder(model: Arc<ScriptedModel>, runtime: Option<&Value>, clock: &VirtualClock) -> RuntimeBuilder {
-    let mut b = AgentRuntime::builder()
-        .base_url("http://127.0.0.1:9/v1")
-        .model("m-default")
-        .api_key("k")
-        .retries(0)
-        .transport(model)
-        .clock(Arc::new(clock.clone()));
+    let mut b = AgentRuntime::builder(
+        Client::builder()
+            .base_url("http://127.0.0.1:9/v1")
+            .style(Style::OpenAi)
+            .model("m-default")
+            .api_key("k")
+            .retries(0)
+            .transport(model),
+    )
+    .clock(Arc::new(clock.clone()));
     if let Some(cap) = runtime.and_then(|r| r["inboxCap"].as_u64()) {
         b = b.inbox_cap(cap as usize);
     }
@@ -630,14 +634,18 @@ fn plain_model(suspend: bool) -> (Arc<dyn toolnexus::client::HttpTransport>, Arc
     (t, bodies)
 }
 
-fn plain_runtime(t: Arc<dyn toolnexus::client::HttpTransport>) -> RuntimeBuilder {
-    AgentRuntime::builder()
+fn plain_client(t: Arc<dyn toolnexus::client::HttpTransport>) -> ClientBuilder {
+    Client::builder()
         .base_url("http://127.0.0.1:9/v1")
+        .style(Style::OpenAi)
         .model("m")
         .api_key("k")
         .retries(0)
         .transport(t)
-        .clock(Arc::new(VirtualClock::new()))
+}
+
+fn plain_runtime(client: ClientBuilder) -> RuntimeBuilder {
+    AgentRuntime::builder(client).clock(Arc::new(VirtualClock::new()))
 }
 
 /// A `before_llm` that counts its calls and appends a system message `inject`.
@@ -671,8 +679,7 @@ async fn hooks_h1_runtime_hooks_reach_the_wire() {
     let expect = &hooks_scenario("H1")["expect"];
     let (t, bodies) = plain_model(false);
     let (hooks, ran) = counting_hook("INJECTED-BY-HOOK");
-    let rt = plain_runtime(t)
-        .hooks(hooks)
+    let rt = plain_runtime(plain_client(t).hooks(hooks))
         .build(Registry::new([AgentDef::new("a", "x")]).unwrap())
         .unwrap();
     assert_eq!(bounded(rt.run("a", "go")).await.unwrap().text, "ok");
@@ -707,8 +714,7 @@ async fn hooks_h2_runtime_on_metric_receives_the_section_8_events() {
     let expect = &hooks_scenario("H2")["expect"];
     let (t, _) = plain_model(false);
     let (sink, kinds) = metric_sink();
-    let rt = plain_runtime(t)
-        .on_metric(sink)
+    let rt = plain_runtime(plain_client(t).on_metric(move |e| sink(e)))
         .build(Registry::new([AgentDef::new("a", "x")]).unwrap())
         .unwrap();
     bounded(rt.run("a", "go")).await.unwrap();
@@ -722,7 +728,9 @@ async fn hooks_h3_a_defs_hooks_replace_the_runtimes() {
     let (runtime_hooks, runtime_fired) = counting_hook("RUNTIME");
     let (a_hooks, a_fired) = counting_hook("AGENT-A");
     let reg = Registry::new([AgentDef::new("a", "x").hooks(a_hooks), AgentDef::new("b", "y")]).unwrap();
-    let rt = plain_runtime(t).hooks(runtime_hooks).build(reg).unwrap();
+    let rt = plain_runtime(plain_client(t).hooks(runtime_hooks))
+        .build(reg)
+        .unwrap();
     bounded(rt.run("a", "go")).await.unwrap();
     bounded(rt.run("b", "go")).await.unwrap();
     use std::sync::atomic::Ordering::SeqCst;
@@ -750,9 +758,7 @@ async fn hooks_h4_hooks_and_on_metric_resolve_independently() {
     let (a_hooks, a_fired) = counting_hook("AGENT-A");
     let (sink, kinds) = metric_sink();
     let reg = Registry::new([AgentDef::new("a", "x").hooks(a_hooks)]).unwrap();
-    let rt = plain_runtime(t)
-        .hooks(runtime_hooks)
-        .on_metric(sink)
+    let rt = plain_runtime(plain_client(t).hooks(runtime_hooks).on_metric(move |e| sink(e)))
         .build(reg)
         .unwrap();
     bounded(rt.run("a", "go")).await.unwrap();
@@ -814,15 +820,17 @@ async fn seeded_agent(
     let (t, bodies) = plain_model(suspend);
     let hooks = compactor(&given["compactorOptions"]);
     let mut def = AgentDef::new("a", "x");
-    let mut builder = plain_runtime(t);
+    let mut client = plain_client(t);
     match via {
         Via::Def => def = def.hooks(hooks),
-        Via::Runtime => builder = builder.hooks(hooks),
+        Via::Runtime => client = client.hooks(hooks),
     }
     if suspend {
         def = def.uses([tool("check_secret")]);
     }
-    let rt = builder.build(Registry::new([def]).unwrap()).unwrap();
+    let rt = plain_runtime(client)
+        .build(Registry::new([def]).unwrap())
+        .unwrap();
     let h = rt.spawn(&rt.root(), "a", None).unwrap();
     rt.conversation_store().save(h.id(), seeded(given)).await.unwrap();
     (rt, h, bodies)
@@ -923,7 +931,9 @@ async fn hooks_unset_is_byte_identical_to_a_host_built_client() {
     assert!(fx["invariants"]["unsetIsByteIdentical"].is_string());
     let (t, agent_bodies) = plain_model(false);
     let def = AgentDef::new("a", "x").soul("SOUL").uses([tool("lookup")]);
-    let rt = plain_runtime(t).build(Registry::new([def]).unwrap()).unwrap();
+    let rt = plain_runtime(plain_client(t))
+        .build(Registry::new([def]).unwrap())
+        .unwrap();
     bounded(rt.run("a", "go")).await.unwrap();
     let (t, host_bodies) = plain_model(false);
     let client = toolnexus::client::Client::builder()

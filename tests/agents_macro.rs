@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use toolnexus::agents::{AgentDef, AgentRuntime, Budget, Registry, TaskStatus};
 use toolnexus::client::HttpResponse;
 use toolnexus::client::transport::from_fn;
+use toolnexus::client::{Client, Style};
 use toolnexus::{agents, tool};
 
 /// Look a term up.
@@ -50,13 +51,16 @@ async fn a_declared_team_runs_with_its_tools_and_settings() {
         };
         Ok(HttpResponse::json(&json!({"choices": [{"message": message}]})))
     });
-    let rt = AgentRuntime::builder()
-        .base_url("http://127.0.0.1:9/v1")
-        .model("m-default")
-        .api_key("k")
-        .transport(model)
-        .build(registry)
-        .unwrap();
+    let rt = AgentRuntime::builder(
+        Client::builder()
+            .base_url("http://127.0.0.1:9/v1")
+            .style(Style::OpenAi)
+            .model("m-default")
+            .api_key("k")
+            .transport(model),
+    )
+    .build(registry)
+    .unwrap();
     let r = rt.run("coordinator", "go").await.unwrap();
     assert_eq!(
         (r.status, r.text.as_str()),

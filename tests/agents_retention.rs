@@ -13,6 +13,7 @@ use toolnexus::agents::{
 };
 use toolnexus::client::HttpResponse;
 use toolnexus::client::transport::from_fn;
+use toolnexus::client::{Client, Style};
 
 async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(60), f)
@@ -30,12 +31,15 @@ fn runtime() -> RuntimeBuilder {
                 "choices": [{"message": {"role": "assistant", "content": format!("reply {k}")}}]})))
         }
     });
-    AgentRuntime::builder()
-        .base_url("http://127.0.0.1:9/v1")
-        .model("m")
-        .api_key("k")
-        .retries(0)
-        .transport(t)
+    AgentRuntime::builder(
+        Client::builder()
+            .base_url("http://127.0.0.1:9/v1")
+            .style(Style::OpenAi)
+            .model("m")
+            .api_key("k")
+            .retries(0)
+            .transport(t),
+    )
 }
 
 fn registry() -> Registry {

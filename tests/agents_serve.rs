@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use toolnexus::a2a::{A2aConfig, Agent as RemoteAgent, AgentOptions};
 use toolnexus::agents::{AgentRuntime, agent};
+use toolnexus::client::{Client, Style};
 use toolnexus::serve::ServeOptions;
 use toolnexus::{ToolContext, tool};
 use toolnexus_mock::{MockModel, Scenario};
@@ -18,10 +19,13 @@ fn lookup(q: String) -> String {
 #[tokio::test]
 async fn a_served_agent_answers_a_send_message_with_its_runs_final_text() {
     let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await.unwrap();
-    let rt = AgentRuntime::builder()
-        .base_url(model.base_url())
-        .model("mock-model")
-        .api_key("k");
+    let rt = AgentRuntime::builder(
+        Client::builder()
+            .base_url(model.base_url())
+            .style(Style::OpenAi)
+            .model("mock-model")
+            .api_key("k"),
+    );
     let explore = agent("explore", "read-only research").uses([lookup::tool()]);
     let served = explore
         .serve(rt, A2aConfig::default(), "127.0.0.1:0", ServeOptions::default())

@@ -548,15 +548,17 @@ fn persona_runtime(
 ) -> AgentRuntime {
     let mut all = vec![AgentDef::new("ava", "the persona").soul(persona.soul())];
     all.extend(defs);
-    AgentRuntime::builder()
-        .base_url("http://127.0.0.1:9/v1")
-        .style(Style::OpenAi)
-        .model("mock-model")
-        .api_key("test-key")
-        .transport(transport)
-        .clock(Arc::new(clock.clone()))
-        .build(Registry::new(all).unwrap())
-        .unwrap()
+    AgentRuntime::builder(
+        Client::builder()
+            .base_url("http://127.0.0.1:9/v1")
+            .style(Style::OpenAi)
+            .model("mock-model")
+            .api_key("test-key")
+            .transport(transport),
+    )
+    .clock(Arc::new(clock.clone()))
+    .build(Registry::new(all).unwrap())
+    .unwrap()
 }
 
 /// Yield until `cond` holds; bounded at 10 s of real time.

@@ -23,12 +23,19 @@ use crate::toolkit::Toolkit;
 /// use serde_json::json;
 /// use toolnexus::agents::{agent, AgentRuntime};
 /// use toolnexus::client::transport::{from_fn, HttpResponse};
+/// use toolnexus::client::{Client, Style};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let model = from_fn(|_req| async {
 ///     Ok(HttpResponse::json(&json!({"choices": [{"message": {"role": "assistant", "content": "42"}}]})))
 /// });
-/// let rt = AgentRuntime::builder().base_url("http://127.0.0.1:9/v1").model("m").api_key("k").transport(model);
+/// let client = Client::builder()
+///     .base_url("http://127.0.0.1:9/v1")
+///     .style(Style::OpenAi)
+///     .model("m")
+///     .api_key("k")
+///     .transport(model);
+/// let rt = AgentRuntime::builder(client);
 /// let explore = agent("explore", "read-only research");
 /// let coder = agent("coder", "implements changes").team([&explore]);
 /// assert_eq!(coder.registry().unwrap().names(), ["coder", "explore"]);

@@ -50,15 +50,23 @@ impl AgentRuntime {
     /// use serde_json::json;
     /// use toolnexus::agents::{AgentDef, AgentRuntime, Registry, VirtualClock};
     /// use toolnexus::client::transport::{from_fn, HttpResponse};
+    /// use toolnexus::client::{Client, Style};
     ///
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let model = from_fn(|_req| async {
     ///     Ok(HttpResponse::json(&json!({"choices": [{"message": {"role": "assistant", "content": "Reminder: 3pm sync"}}]})))
     /// });
     /// let clock = VirtualClock::new();
-    /// let rt = AgentRuntime::builder().base_url("http://127.0.0.1:9/v1").model("m").api_key("k")
-    ///     .transport(model).clock(Arc::new(clock.clone()))
-    ///     .build(Registry::new([AgentDef::new("pal", "a persona")]).unwrap()).unwrap();
+    /// let client = Client::builder()
+    ///     .base_url("http://127.0.0.1:9/v1")
+    ///     .style(Style::OpenAi)
+    ///     .model("m")
+    ///     .api_key("k")
+    ///     .transport(model);
+    /// let rt = AgentRuntime::builder(client)
+    ///     .clock(Arc::new(clock.clone()))
+    ///     .build(Registry::new([AgentDef::new("pal", "a persona")]).unwrap())
+    ///     .unwrap();
     /// let reports = Arc::new(Mutex::new(Vec::new()));
     /// let sink = reports.clone();
     /// let started = rt.start_agent("pal", Duration::from_secs(60), move |r| sink.lock().unwrap().push(r)).unwrap();

@@ -28,6 +28,7 @@
 //! use serde_json::json;
 //! use toolnexus::agents::{AgentDef, AgentRuntime, Registry, TaskStatus};
 //! use toolnexus::client::transport::{from_fn, HttpResponse};
+//! use toolnexus::client::{Client, Style};
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! // A scripted model: the coordinator delegates once, the explorer answers, the
@@ -48,8 +49,15 @@
 //!     AgentDef::new("coordinator", "delegates").model("coord").team(["explore"]),
 //!     AgentDef::new("explore", "read-only research"),
 //! ]).unwrap();
-//! let rt = AgentRuntime::builder().base_url("http://127.0.0.1:9/v1").model("m").api_key("k")
-//!     .transport(model).build(registry).unwrap();
+//! let client = Client::builder()
+//!     .base_url("http://127.0.0.1:9/v1")
+//!     .style(Style::OpenAi)
+//!     .model("m")
+//!     .api_key("k")
+//!     .transport(model);
+//! let rt = AgentRuntime::builder(client)
+//!     .build(registry)
+//!     .unwrap();
 //! let r = rt.run("coordinator", "go").await.unwrap();
 //! assert_eq!(r.status, TaskStatus::Done);
 //! assert_eq!(r.text, "explore said: found it");

@@ -1,6 +1,6 @@
 //! [`AgentRuntime`]: the handle table, the state machine and the six host verbs (SPEC §7D)
 //! — `spawn`, `post`, `wake`, `wait`, `interrupt`, `close` — plus the read-only `list` and
-//! `inspect`. Each handle's turn is one run of the §8 [`Client`] loop the runtime builds
+//! `inspect`. Each handle's turn is one run of the §8 [`Client`](crate::client::Client) loop the runtime builds
 //! for it; the runtime adds the bookkeeping around that run, never a second loop.
 
 use std::collections::{HashMap, VecDeque};
@@ -26,8 +26,8 @@ use super::handle::{
 use super::retention::{DEFAULT_RETAIN_CLOSED, Retention};
 use super::task_tool;
 use crate::client::{
-    Client, ClientError, ConversationStore, Hooks, HttpTransport, InMemoryStore, MetricEvent, OnMetric,
-    RunOptions, RunStatus, Style,
+    ClientBuilder, ClientError, ConversationStore, InMemoryStore, MetricEvent, OnMetric, RunOptions,
+    RunStatus,
 };
 use crate::suspend::{Answer, WaitFor};
 use crate::toolkit::Toolkit;
@@ -35,20 +35,20 @@ use crate::toolkit::Toolkit;
 /// The id of the runtime's root handle, the parent of every entry agent.
 pub const ROOT: &str = "root";
 
-/// Builds an [`AgentRuntime`]: the model endpoint every handle's client talks to, the
-/// registry, and the runtime-wide seams.
+/// Builds an [`AgentRuntime`] from a [`ClientBuilder`] — the template of every handle's
+/// client, so every client setting (endpoint, key or `api_key_env`, timeouts, retries,
+/// transport, store, hooks, metric sink, …) is set there, once — plus the runtime's own
+/// settings.
+///
+/// Per handle the runtime sets on a copy of the template: the agent's `model` (unless it
+/// is `inherit`), its soul as the system prompt (when it has one), its `max_turns`, its
+/// `hooks` and `on_metric` (when its def sets them), and its own `wait_for` (a template's
+/// `wait_for` is dropped: the runtime escalates suspensions itself). The template's
+/// transport runs behind the turn gate and its store is the one store of every handle.
 #[derive(Clone)]
 pub struct RuntimeBuilder {
-    base_url: Option<String>,
-    style: Style,
-    model: Option<String>,
-    api_key: Option<String>,
-    retries: Option<u32>,
-    transport: Option<Arc<dyn HttpTransport>>,
-    store: Option<Arc<dyn ConversationStore>>,
+    client: ClientBuilder,
     clock: Option<Arc<dyn Clock>>,
-    hooks: Option<Hooks>,
-    on_metric: Option<OnMetric>,
     on_budget: Option<OnBudget>,
     inbox_cap: usize,
     max_concurrent_turns: usize,
@@ -57,19 +57,11 @@ pub struct RuntimeBuilder {
     retain_closed_for: Option<Duration>,
 }
 
-impl Default for RuntimeBuilder {
-    fn default() -> Self {
+impl RuntimeBuilder {
+    fn new(client: ClientBuilder) -> Self {
         Self {
-            base_url: None,
-            style: Style::OpenAi,
-            model: None,
-            api_key: None,
-            retries: None,
-            transport: None,
-            store: None,
+            client,
             clock: None,
-            hooks: None,
-            on_metric: None,
             on_budget: None,
             inbox_cap: 8,
             max_concurrent_turns: 8,
@@ -78,57 +70,9 @@ impl Default for RuntimeBuilder {
             retain_closed_for: None,
         }
     }
-}
-
-impl RuntimeBuilder {
-    /// The model endpoint's base URL.
-    pub fn base_url(mut self, url: impl Into<String>) -> Self {
-        self.base_url = Some(url.into());
-        self
-    }
-    /// The wire style (default OpenAI).
-    pub fn style(mut self, style: Style) -> Self {
-        self.style = style;
-        self
-    }
-    /// The model an `inherit` agent runs.
-    pub fn model(mut self, model: impl Into<String>) -> Self {
-        self.model = Some(model.into());
-        self
-    }
-    /// The API key.
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
-    /// Retries per model call (the client's default otherwise).
-    pub fn retries(mut self, n: u32) -> Self {
-        self.retries = Some(n);
-        self
-    }
-    /// The HTTP transport for model calls (it runs behind the turn gate).
-    pub fn transport(mut self, transport: Arc<dyn HttpTransport>) -> Self {
-        self.transport = Some(transport);
-        self
-    }
-    /// The one conversation store of every handle (default in memory).
-    pub fn store(mut self, store: Arc<dyn ConversationStore>) -> Self {
-        self.store = Some(store);
-        self
-    }
     /// The clock of every timer and deadline (default real time).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = Some(clock);
-        self
-    }
-    /// §8 hooks for every agent whose def sets none.
-    pub fn hooks(mut self, hooks: Hooks) -> Self {
-        self.hooks = Some(hooks);
-        self
-    }
-    /// §8 metric sink for every agent whose def sets none.
-    pub fn on_metric(mut self, f: OnMetric) -> Self {
-        self.on_metric = Some(f);
         self
     }
     /// The `on_budget` callback of every agent whose def sets none (unset: a limit stops).
@@ -168,35 +112,27 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Check the model settings (by building a client with them) and build over `registry`.
+    /// Check the client template (by building a client from it) and build over `registry`.
     pub fn build(self, registry: Registry) -> Result<AgentRuntime, AgentError> {
         let gate = TurnGate::new(self.max_concurrent_turns);
-        let inner = self
-            .transport
-            .unwrap_or_else(|| Arc::new(crate::client::ReqwestTransport::default()));
-        let llm = Llm {
-            base_url: self.base_url.unwrap_or_default(),
-            style: self.style,
-            model: self.model.unwrap_or_default(),
-            api_key: self.api_key.unwrap_or_default(),
-            retries: self.retries,
-            transport: Arc::new(GatedTransport {
-                gate: gate.clone(),
-                inner,
-            }),
-        };
-        llm.client(&llm.model, String::new(), 1, None).build()?;
+        let mut template = self.client;
+        let seams = template.take_agent_seams();
+        let store = seams.store.unwrap_or_else(|| Arc::new(InMemoryStore::new()));
+        let template = template.store(store.clone()).transport(Arc::new(GatedTransport {
+            gate: gate.clone(),
+            inner: seams.transport,
+        }));
+        template.clone().build()?;
         let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock::default()));
         let root = Node::new(Handle::new(ROOT), None, None, 0, Carved::unlimited());
         Ok(AgentRuntime {
             shared: Arc::new(Shared {
                 registry,
-                llm,
+                template,
                 gate,
-                store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
+                store,
                 clock,
-                hooks: self.hooks,
-                on_metric: self.on_metric,
+                on_metric: seams.on_metric,
                 on_budget: self.on_budget,
                 inbox_cap: self.inbox_cap,
                 shutdown: self.shutdown,
@@ -211,48 +147,10 @@ impl RuntimeBuilder {
 impl fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RuntimeBuilder")
-            .field("base_url", &self.base_url)
-            .field("style", &self.style)
-            .field("model", &self.model)
+            .field("client", &self.client)
+            .field("inbox_cap", &self.inbox_cap)
+            .field("max_concurrent_turns", &self.max_concurrent_turns)
             .finish_non_exhaustive()
-    }
-}
-
-/// How every handle's client reaches the model.
-pub(crate) struct Llm {
-    base_url: String,
-    style: Style,
-    model: String,
-    api_key: String,
-    retries: Option<u32>,
-    transport: Arc<dyn HttpTransport>,
-}
-
-impl Llm {
-    fn client(
-        &self,
-        model: &str,
-        soul: String,
-        max_turns: u32,
-        wait_for: Option<WaitFor>,
-    ) -> crate::client::ClientBuilder {
-        let mut b = Client::builder()
-            .base_url(&self.base_url)
-            .style(self.style)
-            .model(model)
-            .api_key(&self.api_key)
-            .max_turns(max_turns)
-            .transport(self.transport.clone());
-        if let Some(n) = self.retries {
-            b = b.retries(n);
-        }
-        if !soul.is_empty() {
-            b = b.system_prompt(soul);
-        }
-        if let Some(w) = wait_for {
-            b = b.wait_for(w);
-        }
-        b
     }
 }
 
@@ -373,11 +271,12 @@ pub(crate) type Table = HashMap<String, Node>;
 /// What the runtime shares with its turns and tools.
 pub(crate) struct Shared {
     pub registry: Registry,
-    llm: Llm,
+    /// Every handle's client starts as a copy of this (gated transport, the one store).
+    template: ClientBuilder,
     pub gate: Arc<TurnGate>,
     pub store: Arc<dyn ConversationStore>,
     pub clock: Arc<dyn Clock>,
-    hooks: Option<Hooks>,
+    /// The host's metric sink, taken out of the template (see [`RuntimeBuilder`]).
     on_metric: Option<OnMetric>,
     on_budget: Option<OnBudget>,
     inbox_cap: usize,
@@ -394,17 +293,20 @@ pub(crate) struct Shared {
 /// use serde_json::json;
 /// use toolnexus::agents::{AgentDef, AgentRuntime, Registry, TaskStatus};
 /// use toolnexus::client::transport::{from_fn, HttpResponse};
+/// use toolnexus::client::{Client, Style};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let model = from_fn(|_req| async {
 ///     Ok(HttpResponse::json(&json!({"choices": [{"message": {"role": "assistant", "content": "hello"}}],
 ///                                   "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}})))
 /// });
-/// let rt = AgentRuntime::builder()
+/// let client = Client::builder()
 ///     .base_url("http://127.0.0.1:9/v1")
+///     .style(Style::OpenAi)
 ///     .model("m")
 ///     .api_key("k")
-///     .transport(model)
+///     .transport(model);
+/// let rt = AgentRuntime::builder(client)
 ///     .build(Registry::new([AgentDef::new("greeter", "says hello")]).unwrap())
 ///     .unwrap();
 /// let r = rt.run("greeter", "hi").await.unwrap();
@@ -430,8 +332,8 @@ impl fmt::Debug for AgentRuntime {
 
 impl AgentRuntime {
     /// A builder.
-    pub fn builder() -> RuntimeBuilder {
-        RuntimeBuilder::default()
+    pub fn builder(client: ClientBuilder) -> RuntimeBuilder {
+        RuntimeBuilder::new(client)
     }
 
     /// The root handle, parent of every entry agent; `close(root)` stops everything.
@@ -1020,22 +922,24 @@ impl Shared {
             Some(a) => Some(super::suspend::one_shot(a)),
             None => super::suspend::escalator(self, &self.lock(), h),
         };
-        let model = if def.model == INHERIT {
-            &self.llm.model
-        } else {
-            &def.model
-        };
         // The runtime's own sink counts what the turn spends as it goes, so a run that ends
         // without a result (cancelled, past its wall deadline, failed) is still booked; the
         // host's sink sees every event unchanged.
         let host_sink = def.on_metric.as_ref().or(self.on_metric.as_ref()).cloned();
         let build = |max_turns: u32| {
-            let mut builder = self
-                .llm
-                .client(model, def.soul_text().to_owned(), max_turns, wait_for.clone())
-                .store(self.store.clone());
-            // Def over runtime, each field on its own, forwarded as given (SPEC §7D).
-            if let Some(hooks) = def.hooks.as_ref().or(self.hooks.as_ref()) {
+            let mut builder = self.template.clone().max_turns(max_turns);
+            if def.model != INHERIT {
+                builder = builder.model(&def.model);
+            }
+            if !def.soul_text().is_empty() {
+                builder = builder.system_prompt(def.soul_text());
+            }
+            if let Some(w) = &wait_for {
+                builder = builder.wait_for(w.clone());
+            }
+            // Def over runtime (the template's), each field on its own, forwarded as given
+            // (SPEC §7D).
+            if let Some(hooks) = &def.hooks {
                 builder = builder.hooks(hooks.clone());
             }
             let (spent, host_sink) = (spent.clone(), host_sink.clone());

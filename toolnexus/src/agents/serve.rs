@@ -26,9 +26,15 @@ impl Agent {
     /// ```
     /// use toolnexus::a2a::A2aConfig;
     /// use toolnexus::agents::{agent, AgentRuntime};
+    /// use toolnexus::client::{Client, Style};
     /// use toolnexus::serve::ServeOptions;
     ///
-    /// let rt = AgentRuntime::builder().base_url("http://127.0.0.1:9/v1").model("m").api_key("k");
+    /// let client = Client::builder()
+    ///     .base_url("http://127.0.0.1:9/v1")
+    ///     .style(Style::OpenAi)
+    ///     .model("m")
+    ///     .api_key("k");
+    /// let rt = AgentRuntime::builder(client);
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let served = agent("explore", "read-only research")
     ///     .serve(rt, A2aConfig::default(), "127.0.0.1:0", ServeOptions::default())

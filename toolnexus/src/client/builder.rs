@@ -28,7 +28,9 @@ pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(180);
 pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// Builds a [`Client`]; every setter is optional except base URL, style and model.
-#[derive(Default)]
+/// `Clone`, so one builder can be the template of many clients (the agent runtime builds
+/// every handle's client from one).
+#[derive(Clone, Default)]
 pub struct ClientBuilder {
     base_url: Option<String>,
     style: Option<Style>,
@@ -266,6 +268,22 @@ impl ClientBuilder {
         self
     }
 
+    /// Take out what the agent runtime keeps for itself from the template it builds every
+    /// handle's client from: the transport (to put it behind the turn gate), the store
+    /// (one for every handle), the metric sink (the runtime counts each event before
+    /// forwarding it) and `wait_for` (dropped: the runtime escalates suspensions itself).
+    pub(crate) fn take_agent_seams(&mut self) -> AgentSeams {
+        self.wait_for = None;
+        AgentSeams {
+            transport: self
+                .transport
+                .take()
+                .unwrap_or_else(|| default_transport(self.connect_timeout)),
+            store: self.store.take(),
+            on_metric: self.on_metric.take(),
+        }
+    }
+
     /// Validate and build.
     ///
     /// ```
@@ -312,11 +330,9 @@ impl ClientBuilder {
             }
             !reserved
         });
-        let transport = self.transport.unwrap_or_else(|| {
-            Arc::new(ReqwestTransport::new(
-                self.connect_timeout.unwrap_or(Duration::from_secs(10)),
-            ))
-        });
+        let transport = self
+            .transport
+            .unwrap_or_else(|| default_transport(self.connect_timeout));
         Ok(Client {
             inner: Arc::new(Inner {
                 provider: Provider {
@@ -351,4 +367,18 @@ impl ClientBuilder {
             }),
         })
     }
+}
+
+/// The transport of a builder that sets none.
+fn default_transport(connect_timeout: Option<Duration>) -> Arc<dyn HttpTransport> {
+    Arc::new(ReqwestTransport::new(
+        connect_timeout.unwrap_or(Duration::from_secs(10)),
+    ))
+}
+
+/// What [`ClientBuilder::take_agent_seams`] takes out of a template.
+pub(crate) struct AgentSeams {
+    pub transport: Arc<dyn HttpTransport>,
+    pub store: Option<Arc<dyn ConversationStore>>,
+    pub on_metric: Option<OnMetric>,
 }

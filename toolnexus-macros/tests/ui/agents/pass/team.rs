@@ -1,6 +1,7 @@
 //! A team declared with `agents!` compiles to a `Registry` the runtime builds over, every
 //! field form in use: shared tools, `uses`, `team`, a soul, a model and a budget.
 
+use toolnexus::client::{Client, Style};
 use toolnexus::agents::{AgentRuntime, Budget};
 use toolnexus::tool;
 
@@ -20,11 +21,6 @@ fn main() {
     assert_eq!(registry.names(), ["coordinator", "explore"]);
     assert_eq!(registry.get("coordinator").unwrap().team_names(), ["explore"]);
     assert_eq!(registry.get("explore").unwrap().model_name(), "inherit");
-    let rt = AgentRuntime::builder()
-        .base_url("http://127.0.0.1:9/v1")
-        .model("m")
-        .api_key("k")
-        .build(registry)
-        .expect("the runtime builds over the team");
+    let rt = AgentRuntime::builder(Client::builder().base_url("http://127.0.0.1:9/v1").style(Style::OpenAi).model("m").api_key("k")).build(registry).expect("the runtime builds over the team");
     assert_eq!(rt.registry().names(), ["coordinator", "explore"]);
 }
