@@ -20,6 +20,7 @@ use toolnexus::serve::{
     A2aProfile, AuthToken, DANGEROUS_TOOLS, Limits, RequestEvent, ServeError, ServeHandle, ServeOptions,
     serve,
 };
+use toolnexus::store::{StoreUrl, Stores};
 use toolnexus::{Toolkit, ToolkitOptions};
 
 use super::ToolkitArgs;
@@ -107,9 +108,11 @@ struct AgentArgs {
     /// Advertise only this skill on the card (repeatable; default: every skill).
     #[arg(long = "agent-skill", value_name = "SKILL")]
     agent_skills: Vec<String>,
-    /// Where tasks live: `memory` (default) or `file:DIR` (one JSON file per task).
-    #[arg(long, value_name = "STORE")]
-    a2a_store: Option<String>,
+    /// Where state lives — conversations, suspended runs, A2A tasks: `memory` (default),
+    /// `file:DIR`, `sqlite:PATH` or `postgres://USER:PASSWORD@HOST:PORT/DB` (shared by
+    /// replicas). `--a2a-store` is the old name.
+    #[arg(long = "store", alias = "a2a-store", value_name = "URL")]
+    store: Option<String>,
     /// Tasks running at once; more are refused with a JSON-RPC error (default 64).
     #[arg(long, value_name = "N")]
     max_running: Option<usize>,
@@ -121,8 +124,16 @@ impl Serve {
             return Err(Failure::usage("serve needs --mcp ADDR, --a2a ADDR, or both"));
         }
         let base = self.guard_options()?;
+        let store = self.store_url()?;
+        let stores = match &store {
+            Some(url) => Some(Stores::open(url).await.map_err(Failure::new)?),
+            None => None,
+        };
         let a2a = match &self.a2a {
-            Some(_) => Some(A2aProfile::new(self.agent.client()?, self.a2a_config()?)),
+            Some(_) => Some(A2aProfile::new(
+                self.agent.client(stores.as_ref())?,
+                self.a2a_config()?,
+            )),
             None => None,
         };
         let tk = self.build_toolkit().await?;
@@ -272,6 +283,22 @@ impl Serve {
     }
 
     /// The config file's `a2a` block, then the flags over it.
+    /// `--store`, parsed; refused when it names what this build cannot serve yet.
+    fn store_url(&self) -> Result<Option<StoreUrl>, Failure> {
+        let Some(spec) = &self.agent.store else {
+            return Ok(None);
+        };
+        let url: StoreUrl = spec
+            .parse()
+            .map_err(|e| Failure::usage(format!("--store: {e}")))?;
+        if self.a2a.is_some() && matches!(url, StoreUrl::Sqlite(_) | StoreUrl::Postgres(_)) {
+            return Err(Failure::usage(format!(
+                "--store {url}: A2A tasks cannot live in an SQL store yet; use --store memory or file:DIR with --a2a"
+            )));
+        }
+        Ok(Some(url))
+    }
+
     fn a2a_config(&self) -> Result<A2aConfig, Failure> {
         let mut config = A2aConfig::default();
         if let Some(path) = &self.toolkit.config {
@@ -293,9 +320,9 @@ impl Serve {
         if !flags.agent_skills.is_empty() {
             config.skills = Some(flags.agent_skills.clone());
         }
-        if let Some(spec) = &flags.a2a_store {
+        if let Some(spec) = &flags.store {
             let store = toolnexus::a2a::store::resolve_store(spec)
-                .map_err(|e| Failure::usage(format!("--a2a-store: {e}")))?;
+                .map_err(|e| Failure::usage(format!("--store: {e}")))?;
             config.store = Some(store);
         }
         if let Some(n) = flags.max_running {
@@ -317,7 +344,8 @@ fn cli_error(error: ServeError) -> Failure {
 }
 
 impl AgentArgs {
-    fn client(&self) -> Result<Client, Failure> {
+    /// The model client; with `stores`, its conversations and suspensions live there.
+    fn client(&self, stores: Option<&Stores>) -> Result<Client, Failure> {
         let (Some(base_url), Some(model)) = (&self.base_url, &self.model) else {
             return Err(Failure::usage(
                 "--a2a needs --base-url and --model: the model that fulfils the agent's tasks",
@@ -327,6 +355,11 @@ impl AgentArgs {
             .max_turns(self.max_turns);
         if let Some(system) = &self.system {
             builder = builder.system_prompt(system);
+        }
+        if let Some(stores) = stores {
+            builder = builder
+                .store(stores.conversations.clone())
+                .suspensions(stores.suspensions.clone());
         }
         builder.build().map_err(Failure::client)
     }

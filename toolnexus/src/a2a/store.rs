@@ -163,7 +163,7 @@ impl TaskStore for FileTaskStore {
 }
 
 /// The store a spec names: `"memory"` ⇒ [`MemoryTaskStore`], `"file:<dir>"` ⇒
-/// [`FileTaskStore`] (the spelling of the SPEC's `a2a.store` and the CLI's `--a2a-store`).
+/// [`FileTaskStore`] (the spelling of the SPEC's `a2a.store` and the CLI's `--store`).
 pub fn resolve_store(spec: &str) -> Result<Arc<dyn TaskStore>, TaskStoreError> {
     match spec {
         "memory" => Ok(Arc::new(MemoryTaskStore::new())),
