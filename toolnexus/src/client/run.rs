@@ -14,6 +14,8 @@ use super::error::{DecodeError, ResumeError};
 use super::event::Emitter;
 use super::hooks::{BeforeTool, Hooks, LlmResponse, ToolCallInfo, ToolOutcome};
 use super::metrics::{MetricEvent, Sink};
+use super::store::{StoreError, Version};
+use super::suspensions::{Suspension, SuspensionError};
 use super::wire::{self, Call, Declarations, Style, Turn, Usage};
 use super::{
     Client, ClientError, Inner, Limit, Prompt, RunOptions, RunResult, RunStatus, StreamEvent, ToolCallRecord,
@@ -75,6 +77,26 @@ impl Client {
         let resume = Resume { pending, answer };
         self.inner.start(None, Some(resume), opts, &emitter).await
     }
+
+    /// Answers a suspension recorded in this client's
+    /// [`suspensions`](super::ClientBuilder::suspensions) store — by this process or any other
+    /// sharing it — and resumes its run: `answer.id` names it, `opts` supplies the toolkit
+    /// (the transcript is the stored one). The first answer resumes the run exactly once; a
+    /// later one fails with [`SuspensionError::AlreadyAnswered`] and runs nothing. The answer
+    /// is committed before the run resumes, so a resume that then fails is not retried.
+    pub async fn resume_stored(&self, answer: &Answer, opts: RunOptions) -> Result<RunResult, ClientError> {
+        let store = self.inner.suspensions.as_ref().ok_or(SuspensionError::NoStore)?;
+        let halted = store.answer(&answer.id, answer).await?;
+        let opts = match &halted.conversation {
+            Some(id) => opts.conversation(id),
+            None => opts.history(halted.transcript),
+        };
+        self.run_with_answer(&halted.request, answer, opts).await
+    }
+}
+
+fn is_system(message: &Value) -> bool {
+    message.get("role").and_then(Value::as_str) == Some("system")
 }
 
 /// A durable resume: the halted run's request and the host's answer.
@@ -103,9 +125,13 @@ impl Inner {
             hooks,
             on_metric,
         } = opts;
-        let history = match &conversation {
-            Some(id) => self.store.get(id).await?.unwrap_or_default(),
-            None => history,
+        // The stored transcript, and what it was when read: the save below is conditional on it.
+        let (history, read) = match &conversation {
+            Some(id) => match self.store.load(id).await? {
+                Some((messages, version)) => (messages.clone(), Some((messages, version))),
+                None => (Vec::new(), None),
+            },
+            None => (history, None),
         };
         if let Some(Resume { pending, answer }) = resume {
             if answer.id != pending.id {
@@ -142,9 +168,49 @@ impl Inner {
             .execute(self.state(toolkit.as_ref(), history, prompt), resume)
             .await?;
         if let Some(id) = &conversation {
-            self.store.save(id, result.messages.clone()).await?;
+            self.save_turn(id, read, &result.messages).await?;
+        }
+        if let (Some(store), Some(request)) = (&self.suspensions, &result.pending) {
+            let halted = Suspension {
+                request: request.clone(),
+                conversation,
+                transcript: result.messages.clone(),
+            };
+            store.put(&halted).await?;
         }
         Ok(result)
+    }
+
+    /// Saves `messages`, the transcript a run over the stored `read` produced, under `id`. If
+    /// another writer saved it meanwhile, the new messages are appended once to that winner's
+    /// transcript; a second lost race is [`StoreError::Conflict`]. No turn is ever dropped
+    /// silently.
+    async fn save_turn(
+        &self,
+        id: &str,
+        read: Option<(Vec<Value>, Version)>,
+        messages: &[Value],
+    ) -> Result<(), StoreError> {
+        let (base, expected) = read.map_or((Vec::new(), None), |(m, v)| (m, Some(v)));
+        match self.store.save_if(id, messages.to_vec(), expected).await {
+            Err(StoreError::Conflict { .. }) => {}
+            done => return done.map(drop),
+        }
+        // The run only appended to what it read unless compaction rewrote it; then there is
+        // no turn to carry over, and the conflict stands.
+        let Some(mut turn) = messages.strip_prefix(base.as_slice()) else {
+            return Err(StoreError::conflict(id));
+        };
+        let (mut merged, version) = match self.store.load(id).await? {
+            Some((m, v)) => (m, Some(v)),
+            None => (Vec::new(), None),
+        };
+        // A fresh transcript opened with the system prompt; the winner's already has it.
+        if base.is_empty() && !merged.is_empty() && turn.first().is_some_and(is_system) {
+            turn = &turn[1..];
+        }
+        merged.extend_from_slice(turn);
+        self.store.save_if(id, merged, version).await.map(drop)
     }
 
     fn system(&self, toolkit: Option<&Toolkit>) -> String {
