@@ -80,16 +80,16 @@ impl SuspensionError {
     }
 }
 
+/// A recorded suspension and its answer, once answered.
+pub type Recorded = (Suspension, Option<Answer>);
+
 /// Where halted runs wait for their answers.
 pub trait SuspensionStore: Send + Sync {
     /// Records `suspension` (pending) under `suspension.request.id`.
     fn put<'a>(&'a self, suspension: &'a Suspension) -> BoxFuture<'a, Result<(), SuspensionError>>;
 
     /// The suspension under `id` and its answer once answered, or `None`.
-    fn get<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(Suspension, Option<Answer>)>, SuspensionError>>;
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Recorded>, SuspensionError>>;
 
     /// Atomically marks `id` answered with `answer` and returns the suspension to resume;
     /// [`SuspensionError::AlreadyAnswered`] if an answer got there first.
@@ -157,10 +157,7 @@ impl SuspensionStore for InMemorySuspensions {
         Box::pin(async move { done })
     }
 
-    fn get<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(Suspension, Option<Answer>)>, SuspensionError>> {
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Recorded>, SuspensionError>> {
         let found = self
             .locked()
             .map(|m| m.get(id).map(|e| (e.suspension.clone(), e.answer.clone())));
@@ -231,10 +228,7 @@ impl SuspensionStore for FileSuspensions {
         })
     }
 
-    fn get<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(Suspension, Option<Answer>)>, SuspensionError>> {
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Recorded>, SuspensionError>> {
         Box::pin(async move { Ok(self.read(id).await?.map(|e| (e.suspension, e.answer))) })
     }
 
