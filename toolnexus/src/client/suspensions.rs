@@ -246,3 +246,56 @@ impl SuspensionStore for FileSuspensions {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    async fn answered_once(store: &dyn SuspensionStore) {
+        let halted = Suspension {
+            request: Request::new("input", "Which city?"),
+            conversation: None,
+            transcript: vec![json!({"role": "user", "content": "weather?"})],
+        };
+        let id = halted.request.id.clone();
+        store.put(&halted).await.unwrap();
+        assert_eq!(store.get(&id).await.unwrap(), Some((halted.clone(), None)));
+        let wrong = Answer::output("other", "x");
+        assert_eq!(
+            store.answer(&id, &wrong).await.unwrap_err().to_string(),
+            format!("answer \"other\" does not match suspension \"{id}\"")
+        );
+        let answer = Answer::output(&id, "Chennai");
+        assert_eq!(store.answer(&id, &answer).await.unwrap(), halted);
+        assert!(matches!(
+            store.answer(&id, &answer).await.unwrap_err(),
+            SuspensionError::AlreadyAnswered { id: ref got } if *got == id
+        ));
+        assert_eq!(store.get(&id).await.unwrap(), Some((halted, Some(answer))));
+        assert_eq!(
+            store
+                .answer("nope", &Answer::output("nope", "x"))
+                .await
+                .unwrap_err()
+                .to_string(),
+            "suspension \"nope\" not found"
+        );
+    }
+
+    #[tokio::test]
+    async fn memory_and_file_stores_answer_once() {
+        answered_once(&InMemorySuspensions::new()).await;
+        let dir = tempfile::tempdir().unwrap();
+        answered_once(&FileSuspensions::new(dir.path())).await;
+        // A new instance on the same directory sees the answered state.
+        let again = FileSuspensions::new(dir.path());
+        let file = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap();
+        let id =
+            serde_json::from_slice::<Value>(&std::fs::read(file.path()).unwrap()).unwrap()["request"]["id"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+        assert!(again.get(&id).await.unwrap().unwrap().1.is_some());
+    }
+}
