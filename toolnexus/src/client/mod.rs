@@ -112,8 +112,10 @@ pub use provider::BodyTransform;
 pub use relay::{RelayResult, relay_answer, relay_tool};
 pub use resilience::{ErrorDecision, ErrorInfo, OnError};
 pub use result::{Limit, RunResult, RunStatus, ToolCallRecord};
-pub use store::{ConversationStore, FileStore, InMemoryStore, StoreError, Version};
-pub use suspensions::{FileSuspensions, InMemorySuspensions, Suspension, SuspensionError, SuspensionStore};
+pub use store::{ConversationStore, FileStore, InMemoryStore, StoreError, Version, Versioned};
+pub use suspensions::{
+    FileSuspensions, InMemorySuspensions, Recorded, Suspension, SuspensionError, SuspensionStore,
+};
 pub use tiers::{CALL_TOOL, TOOL_SEARCH, ToolPlan, ToolTiers};
 pub use transport::{HttpRequest, HttpResponse, HttpTransport, ReqwestTransport, TransportError};
 pub use wire::{Style, UnknownStyle, Usage};

@@ -14,7 +14,7 @@ use super::error::{DecodeError, ResumeError};
 use super::event::Emitter;
 use super::hooks::{BeforeTool, Hooks, LlmResponse, ToolCallInfo, ToolOutcome};
 use super::metrics::{MetricEvent, Sink};
-use super::store::{StoreError, Version};
+use super::store::{StoreError, Versioned};
 use super::suspensions::{Suspension, SuspensionError};
 use super::wire::{self, Call, Declarations, Style, Turn, Usage};
 use super::{
@@ -188,7 +188,7 @@ impl Inner {
     async fn save_turn(
         &self,
         id: &str,
-        read: Option<(Vec<Value>, Version)>,
+        read: Option<Versioned>,
         messages: &[Value],
     ) -> Result<(), StoreError> {
         let (base, expected) = read.map_or((Vec::new(), None), |(m, v)| (m, Some(v)));

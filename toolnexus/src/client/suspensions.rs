@@ -80,16 +80,16 @@ impl SuspensionError {
     }
 }
 
+/// A recorded suspension and its answer, once answered.
+pub type Recorded = (Suspension, Option<Answer>);
+
 /// Where halted runs wait for their answers.
 pub trait SuspensionStore: Send + Sync {
     /// Records `suspension` (pending) under `suspension.request.id`.
     fn put<'a>(&'a self, suspension: &'a Suspension) -> BoxFuture<'a, Result<(), SuspensionError>>;
 
     /// The suspension under `id` and its answer once answered, or `None`.
-    fn get<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(Suspension, Option<Answer>)>, SuspensionError>>;
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Recorded>, SuspensionError>>;
 
     /// Atomically marks `id` answered with `answer` and returns the suspension to resume;
     /// [`SuspensionError::AlreadyAnswered`] if an answer got there first.
@@ -157,10 +157,7 @@ impl SuspensionStore for InMemorySuspensions {
         Box::pin(async move { done })
     }
 
-    fn get<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(Suspension, Option<Answer>)>, SuspensionError>> {
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Recorded>, SuspensionError>> {
         let found = self
             .locked()
             .map(|m| m.get(id).map(|e| (e.suspension.clone(), e.answer.clone())));
@@ -231,10 +228,7 @@ impl SuspensionStore for FileSuspensions {
         })
     }
 
-    fn get<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(Suspension, Option<Answer>)>, SuspensionError>> {
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Recorded>, SuspensionError>> {
         Box::pin(async move { Ok(self.read(id).await?.map(|e| (e.suspension, e.answer))) })
     }
 
@@ -250,5 +244,58 @@ impl SuspensionStore for FileSuspensions {
             self.write(id, entry.as_ref().expect("claimed")).await?;
             Ok(claimed)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    async fn answered_once(store: &dyn SuspensionStore) {
+        let halted = Suspension {
+            request: Request::new("input", "Which city?"),
+            conversation: None,
+            transcript: vec![json!({"role": "user", "content": "weather?"})],
+        };
+        let id = halted.request.id.clone();
+        store.put(&halted).await.unwrap();
+        assert_eq!(store.get(&id).await.unwrap(), Some((halted.clone(), None)));
+        let wrong = Answer::output("other", "x");
+        assert_eq!(
+            store.answer(&id, &wrong).await.unwrap_err().to_string(),
+            format!("answer \"other\" does not match suspension \"{id}\"")
+        );
+        let answer = Answer::output(&id, "Chennai");
+        assert_eq!(store.answer(&id, &answer).await.unwrap(), halted);
+        assert!(matches!(
+            store.answer(&id, &answer).await.unwrap_err(),
+            SuspensionError::AlreadyAnswered { id: ref got } if *got == id
+        ));
+        assert_eq!(store.get(&id).await.unwrap(), Some((halted, Some(answer))));
+        assert_eq!(
+            store
+                .answer("nope", &Answer::output("nope", "x"))
+                .await
+                .unwrap_err()
+                .to_string(),
+            "suspension \"nope\" not found"
+        );
+    }
+
+    #[tokio::test]
+    async fn memory_and_file_stores_answer_once() {
+        answered_once(&InMemorySuspensions::new()).await;
+        let dir = tempfile::tempdir().unwrap();
+        answered_once(&FileSuspensions::new(dir.path())).await;
+        // A new instance on the same directory sees the answered state.
+        let again = FileSuspensions::new(dir.path());
+        let file = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap();
+        let id =
+            serde_json::from_slice::<Value>(&std::fs::read(file.path()).unwrap()).unwrap()["request"]["id"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+        assert!(again.get(&id).await.unwrap().unwrap().1.is_some());
     }
 }

@@ -4,7 +4,7 @@
 use futures::future::BoxFuture;
 
 use super::{Db, with_pool};
-use crate::client::{Suspension, SuspensionError, SuspensionStore};
+use crate::client::{Recorded, Suspension, SuspensionError, SuspensionStore};
 use crate::suspend::Answer;
 
 /// Suspensions in an SQL database (SQLite or PostgreSQL). The answer is claimed by one
@@ -37,7 +37,7 @@ impl SqlSuspensions {
         )
     }
 
-    async fn row(&self, id: &str) -> Result<Option<(Suspension, Option<Answer>)>, SuspensionError> {
+    async fn row(&self, id: &str) -> Result<Option<Recorded>, SuspensionError> {
         let row: Option<Row> = with_pool!(self.db.pool(), p => {
             sqlx::query_as(
                 "SELECT request, conversation, transcript, answer FROM toolnexus_suspensions WHERE id = $1",
@@ -89,10 +89,7 @@ impl SuspensionStore for SqlSuspensions {
         })
     }
 
-    fn get<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(Suspension, Option<Answer>)>, SuspensionError>> {
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Recorded>, SuspensionError>> {
         Box::pin(self.row(id))
     }
 
