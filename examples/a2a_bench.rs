@@ -7,6 +7,9 @@
 //! cargo run --release --example a2a_bench -- --url http://127.0.0.1:8766 --tasks 1000 --concurrency 32
 //! ```
 //!
+//! `--url` may list several servers, comma-separated (replicas sharing one store): task `n`
+//! goes to the `n % len`-th.
+//!
 //! `--blocking` asks `SendMessage` to answer once the task ends (`configuration.blocking`,
 //! which our server honours; a server that answers `submitted` anyway is polled as usual).
 //!
@@ -22,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 struct Args {
-    url: String,
+    urls: Vec<String>,
     name: String,
     tasks: usize,
     concurrency: usize,
@@ -35,7 +38,7 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
-        url: String::new(),
+        urls: Vec::new(),
         name: "a2a".into(),
         tasks: 200,
         concurrency: 1,
@@ -50,7 +53,13 @@ fn parse_args() -> Result<Args, String> {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
         let number = |v: String| v.parse::<usize>().map_err(|e| format!("{flag}: {e}"));
         match flag.as_str() {
-            "--url" => args.url = value()?.trim_end_matches('/').to_owned(),
+            "--url" => {
+                args.urls = value()?
+                    .split(',')
+                    .map(|u| u.trim().trim_end_matches('/').to_owned())
+                    .filter(|u| !u.is_empty())
+                    .collect();
+            }
             "--name" => args.name = value()?,
             "--tasks" => args.tasks = number(value()?)?,
             "--concurrency" => args.concurrency = number(value()?)?.max(1),
@@ -62,7 +71,7 @@ fn parse_args() -> Result<Args, String> {
             other => return Err(format!("unknown flag {other}")),
         }
     }
-    if args.url.is_empty() {
+    if args.urls.is_empty() {
         return Err("--url is required (the A2A server's base URL)".into());
     }
     Ok(args)
@@ -71,11 +80,12 @@ fn parse_args() -> Result<Args, String> {
 /// One task, submit to completion: its wall time and its result text.
 async fn one_task(http: &reqwest::Client, args: &Args, n: usize) -> Result<(Duration, String), String> {
     let started = Instant::now();
+    let url = &args.urls[n % args.urls.len()];
     let rpc = |method: &'static str, params: Value| {
         let body = json!({"jsonrpc": "2.0", "id": n, "method": method, "params": params});
         async move {
             let reply: Value = http
-                .post(format!("{}/", args.url))
+                .post(format!("{url}/"))
                 .json(&body)
                 .send()
                 .await

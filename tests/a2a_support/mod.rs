@@ -163,7 +163,7 @@ pub fn spec_card(skills: Value) -> Value {
 }
 
 #[path = "../peer/mod.rs"]
-mod peer;
+pub mod peer;
 pub use peer::missing as peer_missing;
 
 pub fn peers_dir() -> PathBuf {

@@ -171,7 +171,7 @@ fn a2a_flags_that_do_not_fit_are_usage_errors() {
     assert_eq!(code, Some(2));
     assert_eq!(
         err,
-        r#"toolnexus: --a2a-store: task store: unknown store "redis:x" (expected memory, file:<dir>, sqlite:<path> or postgres://...)"#
+        r#"toolnexus: --store: unknown store "redis:x" (expected memory, file:<dir>, sqlite:<path> or postgres://...)"#
     );
     assert_eq!(
         run(&["serve", "--no-builtins"]),

@@ -13,13 +13,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use toolnexus::a2a::{A2aConfig, TaskStore};
+use toolnexus::a2a::A2aConfig;
 use toolnexus::client::Client;
 use toolnexus::mcp::serve::McpServeConfig;
 use toolnexus::serve::{
     A2aProfile, AuthToken, DANGEROUS_TOOLS, Limits, RequestEvent, ServeError, ServeHandle, ServeOptions,
     serve,
 };
+use toolnexus::store::{SqlTaskStore, StoreUrl, Stores};
 use toolnexus::{Toolkit, ToolkitOptions};
 
 use super::ToolkitArgs;
@@ -107,12 +108,14 @@ struct AgentArgs {
     /// Advertise only this skill on the card (repeatable; default: every skill).
     #[arg(long = "agent-skill", value_name = "SKILL")]
     agent_skills: Vec<String>,
-    /// Where tasks live: `memory` (default), `file:DIR` (one JSON file per task),
-    /// `sqlite:PATH` or `postgres://…` (shared by every replica on the same database).
-    #[arg(long, visible_alias = "store", value_name = "STORE")]
-    a2a_store: Option<String>,
-    /// How long a replica's hold on a running task lasts, in milliseconds (default 30000);
-    /// renewed every third of it. A task whose replica stops renewing is failed by another.
+    /// Where state lives — conversations, suspended runs, A2A tasks: `memory` (default),
+    /// `file:DIR`, `sqlite:PATH` or `postgres://USER:PASSWORD@HOST:PORT/DB` (shared by
+    /// replicas). `--a2a-store` is the old name.
+    #[arg(long = "store", alias = "a2a-store", value_name = "URL")]
+    store: Option<String>,
+    /// How long a replica's hold on a running A2A task lasts, in milliseconds (default
+    /// 30000); renewed every third of it. A task whose replica stops renewing (killed) is
+    /// failed by another replica sharing the store.
     #[arg(long, value_name = "MS")]
     a2a_lease_ms: Option<u64>,
     /// Tasks running at once; more are refused with a JSON-RPC error (default 64).
@@ -126,8 +129,16 @@ impl Serve {
             return Err(Failure::usage("serve needs --mcp ADDR, --a2a ADDR, or both"));
         }
         let base = self.guard_options()?;
+        let store = self.store_url()?;
+        let stores = match &store {
+            Some(url) => Some(Stores::open(url).await.map_err(Failure::new)?),
+            None => None,
+        };
         let a2a = match &self.a2a {
-            Some(_) => Some(A2aProfile::new(self.agent.client()?, self.a2a_config().await?)),
+            Some(_) => Some(A2aProfile::new(
+                self.agent.client(stores.as_ref())?,
+                self.a2a_config(stores.as_ref())?,
+            )),
             None => None,
         };
         let tk = self.build_toolkit().await?;
@@ -277,7 +288,20 @@ impl Serve {
     }
 
     /// The config file's `a2a` block, then the flags over it.
-    async fn a2a_config(&self) -> Result<A2aConfig, Failure> {
+    /// `--store`, parsed.
+    fn store_url(&self) -> Result<Option<StoreUrl>, Failure> {
+        let Some(spec) = &self.agent.store else {
+            return Ok(None);
+        };
+        let url: StoreUrl = spec
+            .parse()
+            .map_err(|e| Failure::usage(format!("--store: {e}")))?;
+        Ok(Some(url))
+    }
+
+    /// The config file's `a2a` block, then the flags over it; on an SQL `--store` the tasks
+    /// share its (already open) database.
+    fn a2a_config(&self, stores: Option<&Stores>) -> Result<A2aConfig, Failure> {
         let mut config = A2aConfig::default();
         if let Some(path) = &self.toolkit.config {
             let doc: serde_json::Value = std::fs::read_to_string(path)
@@ -298,8 +322,12 @@ impl Serve {
         if !flags.agent_skills.is_empty() {
             config.skills = Some(flags.agent_skills.clone());
         }
-        if let Some(spec) = &flags.a2a_store {
-            config.store = Some(open_store(spec).await?);
+        if let Some(db) = stores.and_then(|s| s.db.clone()) {
+            config.store = Some(Arc::new(SqlTaskStore::from_db(db)));
+        } else if let Some(spec) = &flags.store {
+            let store = toolnexus::a2a::store::resolve_store(spec)
+                .map_err(|e| Failure::usage(format!("--store: {e}")))?;
+            config.store = Some(store);
         }
         if let Some(ms) = flags.a2a_lease_ms {
             config.lease = Duration::from_millis(ms.max(1));
@@ -308,20 +336,6 @@ impl Serve {
             config.max_running = n.max(1);
         }
         Ok(config)
-    }
-}
-
-/// The `--store` a spec names. An SQL database is connected (and migrated) now, so a
-/// database that is away stops `serve` at once with an error naming it (password masked).
-async fn open_store(spec: &str) -> Result<Arc<dyn TaskStore>, Failure> {
-    use toolnexus::store::{SqlTaskStore, StoreUrl};
-    match spec.parse::<StoreUrl>() {
-        Ok(url @ (StoreUrl::Sqlite(_) | StoreUrl::Postgres(_))) => match SqlTaskStore::open(&url).await {
-            Ok(store) => Ok(Arc::new(store)),
-            Err(e) => Err(Failure::new(format!("--store: {e}"))),
-        },
-        _ => toolnexus::a2a::store::resolve_store(spec)
-            .map_err(|e| Failure::usage(format!("--a2a-store: {e}"))),
     }
 }
 
@@ -337,7 +351,8 @@ fn cli_error(error: ServeError) -> Failure {
 }
 
 impl AgentArgs {
-    fn client(&self) -> Result<Client, Failure> {
+    /// The model client; with `stores`, its conversations and suspensions live there.
+    fn client(&self, stores: Option<&Stores>) -> Result<Client, Failure> {
         let (Some(base_url), Some(model)) = (&self.base_url, &self.model) else {
             return Err(Failure::usage(
                 "--a2a needs --base-url and --model: the model that fulfils the agent's tasks",
@@ -347,6 +362,11 @@ impl AgentArgs {
             .max_turns(self.max_turns);
         if let Some(system) = &self.system {
             builder = builder.system_prompt(system);
+        }
+        if let Some(stores) = stores {
+            builder = builder
+                .store(stores.conversations.clone())
+                .suspensions(stores.suspensions.clone());
         }
         builder.build().map_err(Failure::client)
     }

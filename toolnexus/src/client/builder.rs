@@ -51,6 +51,7 @@ pub struct ClientBuilder {
     on_metric: Option<OnMetric>,
     wait_for: Option<WaitFor>,
     store: Option<Arc<dyn ConversationStore>>,
+    suspensions: Option<Arc<dyn super::SuspensionStore>>,
     request_params: Map<String, Value>,
     body_transform: Option<BodyTransform>,
     prompt_cache: Option<PromptCache>,
@@ -226,6 +227,14 @@ impl ClientBuilder {
     {
         self.wait_for(Arc::new(move |r| Box::pin(f(r))))
     }
+    /// Where runs that halt with `status: pending` are recorded, so
+    /// [`Client::resume_stored`](super::Client::resume_stored) can answer them by id from any
+    /// process sharing the store (default: none; nothing is recorded).
+    pub fn suspensions(mut self, store: Arc<dyn super::SuspensionStore>) -> Self {
+        self.suspensions = Some(store);
+        self
+    }
+
     /// The conversation store `ask` uses (default: in memory).
     pub fn store(mut self, store: Arc<dyn ConversationStore>) -> Self {
         self.store = Some(store);
@@ -359,6 +368,7 @@ impl ClientBuilder {
                 on_metric: self.on_metric,
                 wait_for: self.wait_for,
                 store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
+                suspensions: self.suspensions,
                 registry: MetricsRegistry::new(),
                 encoder: wire::PartEncoder::new(),
                 in_process: self.in_process,

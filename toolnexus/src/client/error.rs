@@ -114,6 +114,9 @@ pub enum ClientError {
     /// The conversation store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A stored suspension could not be recorded or answered (e.g. it was already answered).
+    #[error("toolnexus: {0}")]
+    Suspension(#[from] super::SuspensionError),
 }
 
 crate::debug_as_display!(ClientError);

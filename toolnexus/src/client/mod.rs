@@ -86,6 +86,7 @@ mod run;
 mod sse;
 pub mod store;
 mod stream;
+pub mod suspensions;
 mod tiers;
 pub mod translate;
 pub mod transport;
@@ -111,7 +112,10 @@ pub use provider::BodyTransform;
 pub use relay::{RelayResult, relay_answer, relay_tool};
 pub use resilience::{ErrorDecision, ErrorInfo, OnError};
 pub use result::{Limit, RunResult, RunStatus, ToolCallRecord};
-pub use store::{ConversationStore, FileStore, InMemoryStore, StoreError, Version};
+pub use store::{ConversationStore, FileStore, InMemoryStore, StoreError, Version, Versioned};
+pub use suspensions::{
+    FileSuspensions, InMemorySuspensions, Recorded, Suspension, SuspensionError, SuspensionStore,
+};
 pub use tiers::{CALL_TOOL, TOOL_SEARCH, ToolPlan, ToolTiers};
 pub use transport::{HttpRequest, HttpResponse, HttpTransport, ReqwestTransport, TransportError};
 pub use wire::{Style, UnknownStyle, Usage};
@@ -133,6 +137,7 @@ pub(crate) struct Inner {
     on_metric: Option<OnMetric>,
     wait_for: Option<WaitFor>,
     store: Arc<dyn ConversationStore>,
+    suspensions: Option<Arc<dyn SuspensionStore>>,
     registry: MetricsRegistry,
     encoder: wire::PartEncoder,
     in_process: bool,

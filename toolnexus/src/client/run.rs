@@ -14,7 +14,8 @@ use super::error::{DecodeError, ResumeError};
 use super::event::Emitter;
 use super::hooks::{BeforeTool, Hooks, LlmResponse, ToolCallInfo, ToolOutcome};
 use super::metrics::{MetricEvent, Sink};
-use super::store::{StoreError, Version};
+use super::store::{StoreError, Versioned};
+use super::suspensions::{Suspension, SuspensionError};
 use super::wire::{self, Call, Declarations, Style, Turn, Usage};
 use super::{
     Client, ClientError, Inner, Limit, Prompt, RunOptions, RunResult, RunStatus, StreamEvent, ToolCallRecord,
@@ -78,6 +79,22 @@ impl Client {
         let emitter = Emitter::new(None, &opts);
         let resume = Resume { pending, answer };
         self.inner.start(None, Some(resume), opts, &emitter).await
+    }
+
+    /// Answers a suspension recorded in this client's
+    /// [`suspensions`](super::ClientBuilder::suspensions) store — by this process or any other
+    /// sharing it — and resumes its run: `answer.id` names it, `opts` supplies the toolkit
+    /// (the transcript is the stored one). The first answer resumes the run exactly once; a
+    /// later one fails with [`SuspensionError::AlreadyAnswered`] and runs nothing. The answer
+    /// is committed before the run resumes, so a resume that then fails is not retried.
+    pub async fn resume_stored(&self, answer: &Answer, opts: RunOptions) -> Result<RunResult, ClientError> {
+        let store = self.inner.suspensions.as_ref().ok_or(SuspensionError::NoStore)?;
+        let halted = store.answer(&answer.id, answer).await?;
+        let opts = match &halted.conversation {
+            Some(id) => opts.conversation(id),
+            None => opts.history(halted.transcript),
+        };
+        self.run_with_answer(&halted.request, answer, opts).await
     }
 }
 
@@ -157,6 +174,14 @@ impl Inner {
         if let Some(id) = &conversation {
             self.save_turn(id, read, &result.messages).await?;
         }
+        if let (Some(store), Some(request)) = (&self.suspensions, &result.pending) {
+            let halted = Suspension {
+                request: request.clone(),
+                conversation,
+                transcript: result.messages.clone(),
+            };
+            store.put(&halted).await?;
+        }
         Ok(result)
     }
 
@@ -167,7 +192,7 @@ impl Inner {
     async fn save_turn(
         &self,
         id: &str,
-        read: Option<(Vec<Value>, Version)>,
+        read: Option<Versioned>,
         messages: &[Value],
     ) -> Result<(), StoreError> {
         let (base, expected) = read.map_or((Vec::new(), None), |(m, v)| (m, Some(v)));

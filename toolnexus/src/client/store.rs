@@ -111,11 +111,14 @@ impl fmt::Display for Version {
     }
 }
 
+/// A stored transcript and its version.
+pub type Versioned = (Vec<Value>, Version);
+
 /// Where `ask` conversations live. Implement [`load`](Self::load) and
 /// [`save_if`](Self::save_if) for a database to persist elsewhere; `get` and `save` follow.
 pub trait ConversationStore: Send + Sync {
     /// The transcript stored under `id` and its version, or `None`.
-    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<(Vec<Value>, Version)>, StoreError>>;
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Versioned>, StoreError>>;
 
     /// Compare-and-set: store `messages` under `id` if its version is still `expected`
     /// (`None`: nothing stored yet) and return the new version; else
@@ -165,7 +168,7 @@ impl InMemoryStore {
 }
 
 impl ConversationStore for InMemoryStore {
-    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<(Vec<Value>, Version)>, StoreError>> {
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Versioned>, StoreError>> {
         let found = self
             .map
             .lock()
@@ -245,7 +248,7 @@ enum OnDisk {
 }
 
 impl FileStore {
-    async fn read(&self, id: &str) -> Result<Option<(Vec<Value>, Version)>, StoreError> {
+    async fn read(&self, id: &str) -> Result<Option<Versioned>, StoreError> {
         let path = self.path_for(id);
         match tokio::fs::read(&path).await {
             Ok(bytes) => match serde_json::from_slice(&bytes).map_err(|e| io_err(&path, e))? {
@@ -287,7 +290,7 @@ pub(crate) async fn write_atomic(path: &Path, body: &[u8]) -> std::io::Result<()
 }
 
 impl ConversationStore for FileStore {
-    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<(Vec<Value>, Version)>, StoreError>> {
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Versioned>, StoreError>> {
         Box::pin(self.read(id))
     }
 

@@ -5,7 +5,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::{Db, with_pool};
-use crate::client::{ConversationStore, StoreError, Version};
+use crate::client::{ConversationStore, StoreError, Version, Versioned};
 
 /// Conversations in an SQL database (SQLite or PostgreSQL).
 ///
@@ -46,7 +46,7 @@ impl SqlConversationStore {
 }
 
 impl ConversationStore for SqlConversationStore {
-    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<(Vec<Value>, Version)>, StoreError>> {
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Versioned>, StoreError>> {
         Box::pin(async move {
             let row: Option<(String, i64)> = with_pool!(self.db.pool(), p => {
                 sqlx::query_as("SELECT messages, version FROM toolnexus_conversations WHERE id = $1")

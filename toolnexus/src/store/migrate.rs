@@ -52,7 +52,7 @@ pub const MIGRATIONS: &[Migration] = &[
 
 /// The key of the PostgreSQL advisory lock the migrating transaction holds ("toolnex" in ASCII).
 #[cfg(feature = "postgres")]
-const PG_LOCK_KEY: i64 = 0x746f_6f6c_6e65_78;
+const PG_LOCK_KEY: i64 = 0x0074_6f6f_6c6e_6578;
 
 /// In the open transaction `$tx`: the ledger table (`$ledger` is its engine's DDL), then
 /// every pending migration's `$script` field, each recorded as it is applied.
