@@ -121,6 +121,21 @@ async fn an_upstream_tool_change_reaches_a_python_client_as_list_changed() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (tk, handle) = gateway(&server_python, &dir.path().join("events.jsonl")).await;
+    let upstream = [
+        "add_tool",
+        "backend_down",
+        "dot",
+        "echo",
+        "pid",
+        "session",
+        "slow",
+    ];
+    let served = |extra: &[&str]| {
+        let mut names: Vec<String> = upstream.iter().chain(extra).map(|n| format!("py_{n}")).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(handle.mcp_tools(), served(&[]));
     let got = python_client(client_python, handle.mcp_url().unwrap(), "list_changed").await;
     assert_eq!(
         got,
@@ -132,6 +147,8 @@ async fn an_upstream_tool_change_reaches_a_python_client_as_list_changed() {
             "session": true
         })
     );
+    // The handle reports what the gateway serves since the change, not its startup list.
+    assert_eq!(handle.mcp_tools(), served(&["fresh"]));
     handle.stop().await;
     tk.close().await;
 }
