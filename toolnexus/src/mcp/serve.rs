@@ -389,6 +389,9 @@ impl ServerHandler for Gateway {
         if let Some(relay) = &relay {
             ctx = relay.attach(ctx);
         }
+        if elicitation::supported(&context.peer) {
+            ctx.on_elicit = Some(elicitation::relay(context.peer.clone()));
+        }
         // `execute` contains panics and honours the request's cancellation.
         let mut result = tool.execute(args.clone(), ctx.clone()).await;
         if elicitation::supported(&context.peer) {
