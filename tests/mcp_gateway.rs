@@ -1,7 +1,8 @@
 //! `serve` as a gateway over a real MCP server: the Python `mcp` 2.x SDK server
 //! (`tests/peers/mcp/server.py`) upstream, the Python `mcp` SDK client
 //! (`tests/peers/mcp/gateway_client.py`: 1.x, and 2.x for elicitation) and our own client
-//! downstream, on stateful sessions. Progress flows up to the caller, cancellation down to the server.
+//! downstream, on stateful sessions. Progress flows up to the caller, cancellation down to the server;
+//! the server's own elicitation goes up to the calling client and its answer back down.
 
 mod mcp_support;
 
@@ -121,6 +122,22 @@ async fn an_upstream_tool_change_reaches_a_python_client_as_list_changed() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (tk, handle) = gateway(&server_python, &dir.path().join("events.jsonl")).await;
+    let upstream = [
+        "add_tool",
+        "ask_city",
+        "backend_down",
+        "dot",
+        "echo",
+        "pid",
+        "session",
+        "slow",
+    ];
+    let served = |extra: &[&str]| {
+        let mut names: Vec<String> = upstream.iter().chain(extra).map(|n| format!("py_{n}")).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(handle.mcp_tools(), served(&[]));
     let got = python_client(client_python, handle.mcp_url().unwrap(), "list_changed").await;
     assert_eq!(
         got,
@@ -132,6 +149,8 @@ async fn an_upstream_tool_change_reaches_a_python_client_as_list_changed() {
             "session": true
         })
     );
+    // The handle reports what the gateway serves since the change, not its startup list.
+    assert_eq!(handle.mcp_tools(), served(&["fresh"]));
     handle.stop().await;
     tk.close().await;
 }
@@ -256,4 +275,80 @@ async fn our_client_through_the_gateway_gets_progress_and_cancels_upstream() {
     client.close().await;
     handle.stop().await;
     tk.close().await;
+}
+
+/// `py_ask_city` called through a gateway whose toolkit answers elicitations itself with
+/// "Chennai" (its `wait_for`), by a Python 1.x client in `mode`.
+async fn ask_city_through_the_gateway(mode: &'static str) -> Option<Value> {
+    let (Some(server_python), Some(client_python)) = (python_mcp2(), python_mcp1()) else {
+        return None;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events.jsonl");
+    let own: toolnexus::suspend::WaitFor = Arc::new(|request: toolnexus::Request| {
+        Box::pin(async move {
+            toolnexus::Answer {
+                id: request.id,
+                ok: true,
+                data: Some(json!({"city": "Chennai"})),
+                reason: None,
+            }
+        })
+    });
+    let servers = json!({"py": {"command": py_server_command(&server_python, &log), "timeout": 20000}});
+    let tk = toolkit_with(servers, toolnexus::mcp::LoadOptions::default().wait_for(own)).await;
+    assert_connected(&tk, "py");
+    let options = ServeOptions {
+        mcp: Some(McpServeConfig::default()),
+        ..ServeOptions::default()
+    };
+    let handle = serve(&tk, "127.0.0.1:0", options).await.unwrap();
+    let mut got = python_client(client_python, handle.mcp_url().unwrap(), mode).await;
+    assert_eq!(got["session"], true, "{got}");
+    got.as_object_mut().unwrap().remove("session");
+    handle.stop().await;
+    tk.close().await;
+    Some(got)
+}
+
+/// What the upstream Python server asks with `ctx.elicit("Which city?", City)`.
+fn city_form() -> Value {
+    json!({"message": "Which city?", "schema": {
+        "type": "object", "title": "City",
+        "properties": {"city": {"type": "string", "title": "City"}},
+        "required": ["city"]}})
+}
+
+#[tokio::test]
+async fn an_upstream_servers_elicitation_is_relayed_to_the_calling_client_and_its_answer_back() {
+    let Some(got) = ask_city_through_the_gateway("city_accept").await else {
+        return;
+    };
+    assert_eq!(
+        got,
+        json!({"asked": [city_form()], "result": [r#"{"result":"city: Oslo"}"#], "isError": false})
+    );
+}
+
+#[tokio::test]
+async fn a_calling_clients_decline_of_an_upstream_elicitation_reaches_the_server() {
+    let Some(got) = ask_city_through_the_gateway("city_decline").await else {
+        return;
+    };
+    assert_eq!(
+        got,
+        json!({"asked": [city_form()], "result": [r#"{"result":"no city (decline)"}"#], "isError": false})
+    );
+}
+
+#[tokio::test]
+async fn without_the_capability_an_upstream_elicitation_is_the_toolkits_own() {
+    let Some(got) = ask_city_through_the_gateway("city_plain").await else {
+        return;
+    };
+    // Nothing was asked of the client; the toolkit's `wait_for` answered "Chennai".
+    assert_eq!(
+        got,
+        json!({"asked": [], "result": [r#"{"result":"city: Chennai"}"#], "isError": false})
+    );
 }

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 pub use tokio_util::sync::CancellationToken;
 
+use futures::future::BoxFuture;
+
 use crate::suspend::Answer;
 
 /// Per-call context passed to every [`Tool`](crate::Tool) execution.
@@ -31,6 +33,38 @@ pub struct ToolContext {
     /// Where the tool's progress reports go (an MCP server's `notifications/progress`);
     /// `None` drops them.
     pub on_progress: Option<OnProgress>,
+    /// Where an MCP server's own `elicitation/create` made during this call is asked
+    /// instead of the toolkit's `wait_for` (an MCP gateway sets it to its calling client);
+    /// `None` keeps the toolkit's own handling.
+    pub on_elicit: Option<OnElicit>,
+}
+
+/// Asks an MCP server's `elicitation/create` of someone else: takes the request's params
+/// as wire JSON and gives the `ElicitResult` as wire JSON, or `None` when it could not be
+/// asked (the toolkit's own handling then applies).
+#[derive(Clone)]
+pub struct OnElicit(
+    Arc<dyn Fn(serde_json::Value) -> BoxFuture<'static, Option<serde_json::Value>> + Send + Sync>,
+);
+
+impl OnElicit {
+    /// Wrap the asking function.
+    pub fn new(
+        f: impl Fn(serde_json::Value) -> BoxFuture<'static, Option<serde_json::Value>> + Send + Sync + 'static,
+    ) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// Ask `params` (an `elicitation/create`'s params) and give the result's wire JSON.
+    pub async fn ask(&self, params: serde_json::Value) -> Option<serde_json::Value> {
+        (self.0)(params).await
+    }
+}
+
+impl fmt::Debug for OnElicit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("OnElicit")
+    }
 }
 
 /// One progress report of a running call, as MCP's `notifications/progress` carries it.

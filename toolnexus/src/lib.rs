@@ -95,7 +95,7 @@ mod walk;
 
 pub use assembly::{BuildError, ToolkitOptions};
 pub use content::ContentPart;
-pub use context::{CancellationToken, OnProgress, Progress, ToolContext};
+pub use context::{CancellationToken, OnElicit, OnProgress, Progress, ToolContext};
 pub use native::{Args, BuildTool, IntoToolResult, Json, State, ToolDef, native_tool};
 pub use result::ToolResult;
 pub use suspend::{Answer, Request};

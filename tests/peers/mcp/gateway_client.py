@@ -12,6 +12,9 @@ Usage: gateway_client.py URL progress | cancel | list_changed | accept | decline
   accept, decline  call the `question` tool with an elicitation callback that accepts
             (answering "Oslo") or declines: what the client was asked, and the result.
   plain     call `question` without an elicitation callback (no capability declared).
+  city_accept, city_decline, city_plain  call `py_ask_city`, whose upstream server asks
+            its client by elicitation/create, with a callback that accepts ("Oslo") or
+            declines, or without one: what the client was asked, and the result.
 """
 
 import json
@@ -109,6 +112,8 @@ async def on_elicit(context, params):
     ASKED.append({"message": params.message, "schema": plain(schema)})
     if MODE == "accept":
         return types.ElicitResult(action="accept", content={"answer_1": "Oslo"})
+    if MODE == "city_accept":
+        return types.ElicitResult(action="accept", content={"city": "Oslo"})
     return types.ElicitResult(action="decline")
 
 
@@ -123,6 +128,15 @@ async def question(session: ClientSession) -> dict:
     }
 
 
+async def city(session: ClientSession) -> dict:
+    result = await session.call_tool("py_ask_city", {})
+    return {
+        "asked": ASKED,
+        "result": [c.text for c in result.content],
+        "isError": either(result, "is_error", "isError"),
+    }
+
+
 MODES = {
     "progress": progress,
     "cancel": cancel,
@@ -130,6 +144,9 @@ MODES = {
     "accept": question,
     "decline": question,
     "plain": question,
+    "city_accept": city,
+    "city_decline": city,
+    "city_plain": city,
 }
 
 
@@ -137,7 +154,8 @@ async def main() -> None:
     with anyio.fail_after(60):
         async with streamable_http_client(URL) as streams:
             read, write = streams[0], streams[1]
-            callback = on_elicit if MODE in ("accept", "decline") else None
+            asks = ("accept", "decline", "city_accept", "city_decline")
+            callback = on_elicit if MODE in asks else None
             async with ClientSession(
                 read, write, message_handler=on_message, elicitation_callback=callback
             ) as session:

@@ -1,6 +1,6 @@
 """A real MCP server written with the Python `mcp` SDK (2.x `MCPServer`), the peer of
 tests/mcp_python.rs: it lets a test kill it, change its tool list, report progress and
-record a cancellation.
+record a cancellation, and ask its client a question (elicitation).
 
 Usage: server.py LOG [stdio | sse PORT | streamable-http PORT]
 Every event the test checks is appended to LOG as one JSON line. With PEER_ONCE=PATH in the
@@ -20,6 +20,7 @@ if ONCE:
     open(ONCE, "w").close()
 
 import anyio
+from pydantic import BaseModel
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.types import ToolAnnotations
 from mcp.shared.exceptions import MCPError
@@ -96,6 +97,19 @@ async def slow(steps: int, ctx: Context, delay_ms: int = 200) -> str:
     except anyio.get_cancelled_exc_class():
         record("cancelled", tool="slow")
         raise
+
+
+class City(BaseModel):
+    city: str
+
+
+@server.tool()
+async def ask_city(ctx: Context) -> str:
+    """Ask the client which city (MCP elicitation/create) and say what came back."""
+    answer = await ctx.elicit("Which city?", City)
+    if answer.action == "accept":
+        return f"city: {answer.data.city}"
+    return f"no city ({answer.action})"
 
 
 if __name__ == "__main__":

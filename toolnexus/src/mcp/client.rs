@@ -13,7 +13,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, ProgressNotificationParam,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
@@ -727,12 +727,24 @@ impl ClientHandler for Handler {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        let wire = serde_json::to_value(&request).unwrap_or_default();
+        let origin = match context.extensions.get::<InboundStreamOrigin>() {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => Some(id),
+            _ => None,
+        };
+        // The call's own caller (a gateway's client) answers first; the toolkit's
+        // `wait_for` when it cannot.
+        if let Some(relay) = self.notices.elicit_relay(origin)
+            && let Some(reply) = relay.ask(wire.clone()).await
+            && let Ok(result) = serde_json::from_value::<ElicitResult>(reply)
+        {
+            return Ok(result);
+        }
         let Some(wait_for) = &self.wait_for else {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
-        let wire = serde_json::to_value(&request).unwrap_or_default();
         let answer = wait_for(elicitation_to_request(&wire)).await;
         Ok(answer_to_elicit_result(answer))
     }

@@ -15,6 +15,12 @@
 //!
 //! Decline and cancel end the call with an `isError` result that says so. A client without
 //! the capability gets the suspension's own error result, as before.
+//!
+//! An upstream MCP server's own `elicitation/create`, made during a call such a client makes
+//! through the gateway, is passed to that client as is ([`relay`], via
+//! [`ToolContext::on_elicit`](crate::ToolContext::on_elicit)) and its reply goes back
+//! upstream. The upstream session advertises elicitation only when the toolkit was loaded
+//! with a `wait_for`, which also answers for clients without the capability.
 
 use std::time::Duration;
 
@@ -23,6 +29,7 @@ use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use rmcp::service::Peer;
 use serde_json::{Map, Value, json};
 
+use crate::context::OnElicit;
 use crate::result::ToolResult;
 use crate::suspend::{Answer, Request};
 
@@ -37,6 +44,24 @@ const ASK_BOUND: Duration = Duration::from_secs(600);
 pub(super) fn supported(peer: &Peer<RoleServer>) -> bool {
     peer.peer_info()
         .is_some_and(|info| info.capabilities.elicitation.is_some())
+}
+
+/// An upstream MCP server's own `elicitation/create`, made during a call the client of
+/// `peer` is making through the gateway, passed to that client as is; its reply goes back
+/// upstream. `None` (the toolkit's own handling then applies) when the client cannot be
+/// asked or does not answer in time.
+pub(super) fn relay(peer: Peer<RoleServer>) -> OnElicit {
+    OnElicit::new(move |params| {
+        let peer = peer.clone();
+        Box::pin(async move {
+            let params = serde_json::from_value::<ElicitRequestParams>(params).ok()?;
+            let reply = tokio::time::timeout(ASK_BOUND, peer.create_elicitation(params))
+                .await
+                .ok()?
+                .ok()?;
+            serde_json::to_value(reply).ok()
+        })
+    })
 }
 
 /// What came of asking the client.

@@ -143,9 +143,14 @@ impl fmt::Debug for McpServeConfig {
     }
 }
 
-/// The `/mcp` route. The Host check is the listener's (every route, every bind address),
-/// so rmcp's own, which covers `/mcp` alone, is off.
-pub(crate) fn router(toolkit: &Toolkit, options: McpServeConfig, cancel: CancellationToken) -> axum::Router {
+/// The `/mcp` route, and a view of the tools it serves now. The Host check is the
+/// listener's (every route, every bind address), so rmcp's own, which covers `/mcp` alone,
+/// is off.
+pub(crate) fn router(
+    toolkit: &Toolkit,
+    options: McpServeConfig,
+    cancel: CancellationToken,
+) -> (axum::Router, ServedTools) {
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.session_idle);
     let sessions = Arc::new(sessions);
@@ -171,13 +176,29 @@ pub(crate) fn router(toolkit: &Toolkit, options: McpServeConfig, cancel: Cancell
         .with_json_response(stateless)
         .with_cancellation_token(cancel)
         .disable_allowed_hosts();
+    let served = ServedTools(gateway.clone());
     let service: StreamableHttpService<Gateway, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(gateway.clone()), sessions, config);
-    axum::Router::new()
+    let router = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn(move |request, next| {
             cap.clone().admit(request, next)
-        }))
+        }));
+    (router, served)
+}
+
+/// The tools `/mcp` serves at this moment: those of startup, then each upstream
+/// `tools/list_changed` as the gateway applied it.
+#[derive(Clone)]
+pub(crate) struct ServedTools(Gateway);
+
+impl ServedTools {
+    /// The served tool names, sorted.
+    pub(crate) fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = read(&self.0.0.exposed).by_name.keys().cloned().collect();
+        names.sort_unstable();
+        names
+    }
 }
 
 /// The bound on live sessions, checked before rmcp creates one; and a session's end
@@ -367,6 +388,9 @@ impl ServerHandler for Gateway {
             .map(|token| ProgressRelay::start(context.peer.clone(), token));
         if let Some(relay) = &relay {
             ctx = relay.attach(ctx);
+        }
+        if elicitation::supported(&context.peer) {
+            ctx.on_elicit = Some(elicitation::relay(context.peer.clone()));
         }
         // `execute` contains panics and honours the request's cancellation.
         let mut result = tool.execute(args.clone(), ctx.clone()).await;

@@ -20,7 +20,7 @@ use super::client::{Handler, Listed, call_result, connect, describe};
 use super::config::{self, ServerConfig};
 use super::schema;
 use crate::child::ChildGuard;
-use crate::context::{MAX_TIMEOUT, OnProgress, Progress, ToolContext};
+use crate::context::{MAX_TIMEOUT, OnElicit, OnProgress, Progress, ToolContext};
 use crate::result::ToolResult;
 use crate::suspend::WaitFor;
 
@@ -130,10 +130,24 @@ impl Conn {
 #[derive(Default)]
 pub(super) struct Notices {
     progress: Mutex<HashMap<ProgressToken, OnProgress>>,
+    /// The in-flight calls whose caller asks elicitations itself, by request id.
+    elicits: Mutex<HashMap<RequestId, OnElicit>>,
     session: OnceLock<Weak<Session>>,
 }
 
 impl Notices {
+    /// Whose caller an `elicitation/create` goes to: the call whose response stream it came
+    /// on (`origin`, streamable HTTP), else the one call in flight that relays (stdio has
+    /// no stream to tell by); `None` when no call, or more than one, could have made it.
+    pub(super) fn elicit_relay(&self, origin: Option<&RequestId>) -> Option<OnElicit> {
+        let elicits = lock(&self.elicits);
+        match origin {
+            Some(id) => elicits.get(id).cloned(),
+            None if elicits.len() == 1 => elicits.values().next().cloned(),
+            None => None,
+        }
+    }
+
     pub(super) fn progress(&self, p: ProgressNotificationParam) {
         let sink = lock(&self.progress).get(&p.progress_token).cloned();
         if let Some(sink) = sink {
@@ -438,6 +452,9 @@ impl Session {
         if let Some(sink) = &ctx.on_progress {
             lock(&self.notices.progress).insert(in_flight.token.clone(), sink.clone());
         }
+        if let Some(relay) = &ctx.on_elicit {
+            lock(&self.notices.elicits).insert(in_flight.id.clone(), relay.clone());
+        }
         let outcome = handle.await_response().await;
         // Answered, timed out (rmcp sent the cancel) or lost: nothing left to cancel.
         in_flight.answered = true;
@@ -511,6 +528,7 @@ struct InFlight {
 impl Drop for InFlight {
     fn drop(&mut self) {
         lock(&self.notices.progress).remove(&self.token);
+        lock(&self.notices.elicits).remove(&self.id);
         if self.answered {
             return;
         }

@@ -199,7 +199,7 @@ crate::debug_as_display!(ServeError);
 pub struct ServeHandle {
     url: String,
     addr: SocketAddr,
-    mcp_tools: Option<Vec<String>>,
+    mcp_tools: Option<crate::mcp::serve::ServedTools>,
     withheld: Vec<String>,
     #[cfg(all(feature = "a2a", feature = "client"))]
     a2a: Option<A2aServer>,
@@ -211,7 +211,7 @@ impl fmt::Debug for ServeHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ServeHandle")
             .field("url", &self.url)
-            .field("mcp_tools", &self.mcp_tools)
+            .field("mcp_tools", &self.mcp_tools.as_ref().map(|t| t.names()))
             .field("withheld", &self.withheld)
             .finish_non_exhaustive()
     }
@@ -234,9 +234,11 @@ impl ServeHandle {
         self.mcp_tools.as_ref().map(|_| format!("{}/mcp", self.url))
     }
 
-    /// The tool names served over MCP, sorted (empty when the profile is not mounted).
-    pub fn mcp_tools(&self) -> &[String] {
-        self.mcp_tools.as_deref().unwrap_or_default()
+    /// The tool names served over MCP now, sorted (empty when the profile is not mounted).
+    /// A gateway's list follows its upstream servers: after one sends
+    /// `notifications/tools/list_changed`, this is the list the gateway serves since.
+    pub fn mcp_tools(&self) -> Vec<String> {
+        self.mcp_tools.as_ref().map(|t| t.names()).unwrap_or_default()
     }
 
     /// The [`DANGEROUS_TOOLS`] the toolkit has but this server leaves out.
@@ -325,19 +327,9 @@ pub async fn serve(toolkit: &Toolkit, addr: &str, options: ServeOptions) -> Resu
     let mut app = Router::new();
     let mut mcp_tools = None;
     if let Some(mcp) = options.mcp {
-        mcp_tools = Some(
-            served
-                .tool_names()
-                .into_iter()
-                .filter(|n| {
-                    mcp.tools
-                        .as_ref()
-                        .is_none_or(|names| names.iter().any(|w| w == n))
-                })
-                .map(str::to_owned)
-                .collect(),
-        );
-        app = app.merge(crate::mcp::serve::router(&served, mcp, stop.child_token()));
+        let (router, tools) = crate::mcp::serve::router(&served, mcp, stop.child_token());
+        mcp_tools = Some(tools);
+        app = app.merge(router);
     }
     #[cfg(all(feature = "a2a", feature = "client"))]
     let a2a = options.a2a.map(|profile| {
