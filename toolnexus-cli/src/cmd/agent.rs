@@ -1,6 +1,7 @@
 //! `toolnexus agent DIR`: a persona directory (SPEC §7E) as an interactive agent in the
 //! terminal. The reply streams as it arrives, each tool call is one line with its result, the
-//! conversation is kept in `DIR/.toolnexus/session.json` (the next start resumes it),
+//! conversation is kept in `DIR/.toolnexus/session.json` or the `--store` (the next start
+//! resumes it),
 //! `--max-tokens` compacts it (§7F), `--heartbeat` wakes the persona on a timer. Ctrl-C
 //! interrupts the turn in progress; Ctrl-C at the prompt quits.
 
@@ -15,15 +16,13 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolnexus::Toolkit;
 use toolnexus::client::hooks::Hooks;
-use toolnexus::client::{Client, ConversationStore, FileStore, RunOptions, RunResult, Style};
+use toolnexus::client::{Client, ConversationStore, FileStore, RunOptions, RunResult, StoreError, Style};
 use toolnexus::compaction::{CompactorOptions, client_summarizer, compactor};
 use toolnexus::persona::{Beat, HEARTBEAT_PROMPT, Heartbeat, Persona};
+use toolnexus::store::{StoreUrl, Stores};
 
 use super::{ModelArgs, ToolkitArgs};
 use crate::Failure;
-
-/// The conversation id under `DIR/.toolnexus/`.
-const SESSION: &str = "session";
 
 /// Run a persona directory (AGENTS.md, SOUL.md, …, MEMORY.md) as an interactive agent.
 #[derive(Debug, Args)]
@@ -43,6 +42,13 @@ pub struct Agent {
     /// LLM round trips per prompt.
     #[arg(long, default_value_t = 10)]
     max_turns: u32,
+    /// Where the conversation is kept: `file:DIR`, `sqlite:PATH` or `postgres://…`
+    /// (default: `file:` the persona's `.toolnexus` directory).
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
+    /// The conversation's id in the store (one store can keep several agents' sessions).
+    #[arg(long, value_name = "ID", default_value = "session")]
+    session: String,
 }
 
 /// `30m`, `45s`, `2h`, `500ms`: a positive period.
@@ -171,6 +177,17 @@ enum Input {
 }
 
 impl Agent {
+    /// The conversation store: `--store`, else the persona's own `.toolnexus` directory.
+    async fn store(&self) -> Result<Arc<dyn ConversationStore>, Failure> {
+        let Some(spec) = &self.store else {
+            return Ok(Arc::new(FileStore::new(self.dir.join(".toolnexus"))));
+        };
+        let url: StoreUrl = spec
+            .parse()
+            .map_err(|e| Failure::usage(format!("--store: {e}")))?;
+        Ok(Stores::open(&url).await.map_err(Failure::new)?.conversations)
+    }
+
     pub async fn run(self) -> Result<(), Failure> {
         let persona = Persona::from_dir(&self.dir).map_err(Failure::new)?;
         let style = self.model.style()?;
@@ -178,12 +195,11 @@ impl Agent {
         let mut tk = self.toolkit.build().await?;
         tk.add_tools([persona.memory_tool()]);
         let client = self.client(&persona, style, &screen)?;
-        let store = FileStore::new(self.dir.join(".toolnexus"));
-        let mut history = store
-            .get(SESSION)
-            .await
-            .map_err(Failure::new)?
-            .unwrap_or_default();
+        let store = self.store().await?;
+        let (mut history, mut version) = match store.load(&self.session).await.map_err(Failure::new)? {
+            Some((messages, version)) => (messages, Some(version)),
+            None => (Vec::new(), None),
+        };
         refresh_system(&mut history, style, &persona, &tk);
         let mut interrupts = Interrupts::install()?;
         let heartbeat = match self.heartbeat {
@@ -256,8 +272,13 @@ impl Agent {
                         prompted = false;
                     }
                     history = r.messages;
-                    if let Err(e) = store.save(SESSION, history.clone()).await {
-                        screen.line(&format!("toolnexus: the session was not saved: {e}"));
+                    match store.save_if(&self.session, history.clone(), version).await {
+                        Ok(saved) => version = Some(saved),
+                        // Another process saved this session meanwhile: its turn stays stored.
+                        Err(e @ StoreError::Conflict { .. }) => screen.line(&format!(
+                            "toolnexus: this turn was not saved: {e} (another process saved the session; restart to resume the stored one)"
+                        )),
+                        Err(e) => screen.line(&format!("toolnexus: the session was not saved: {e}")),
                     }
                 }
             }

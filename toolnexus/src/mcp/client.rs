@@ -190,7 +190,8 @@ impl Toolkit {
 }
 
 /// One receiver per MCP server of `toolkit`, changed whenever that server's tools are listed
-/// anew; [`Toolkit::refresh_mcp_tools`] then applies the change.
+/// anew; [`Toolkit::refresh_mcp_tools`] then applies the change. Only a served gateway watches.
+#[cfg(feature = "serve")]
 pub(crate) fn tool_list_changes(toolkit: &Toolkit) -> Vec<tokio::sync::watch::Receiver<u64>> {
     toolkit
         .extension::<McpLive>()

@@ -269,6 +269,7 @@ impl Session {
 
     /// Changes whenever the server's tools are listed anew (after `tools/list_changed` or a
     /// restart).
+    #[cfg(feature = "serve")]
     pub(super) fn listing_changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.listed.subscribe()
     }
