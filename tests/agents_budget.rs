@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agents_support::scripted_client;
 use serde_json::{Value, json};
 use toolnexus::agents::{
     AgentDef, AgentRuntime, Budget, BudgetDecision, BudgetExtension, BudgetInfo, Handle, HandleState,
@@ -15,7 +16,6 @@ use toolnexus::agents::{
 };
 use toolnexus::client::HttpResponse;
 use toolnexus::client::transport::from_fn;
-use toolnexus::client::{Client, ClientBuilder, HttpTransport, Style};
 use toolnexus::suspend::{AnswerReason, WaitFor};
 use toolnexus::{Answer, Request};
 
@@ -26,17 +26,6 @@ async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
 }
 
 /// A model answering `reply N` to its N-th request (4 tokens each), counting requests.
-/// The client template of every runtime here: the scripted model `t`, no retries.
-fn client(t: Arc<dyn HttpTransport>) -> ClientBuilder {
-    Client::builder()
-        .base_url("http://127.0.0.1:9/v1")
-        .style(Style::OpenAi)
-        .model("m")
-        .api_key("k")
-        .retries(0)
-        .transport(t)
-}
-
 fn runtime() -> (RuntimeBuilder, Arc<AtomicUsize>) {
     let n = Arc::new(AtomicUsize::new(0));
     let c = n.clone();
@@ -48,7 +37,7 @@ fn runtime() -> (RuntimeBuilder, Arc<AtomicUsize>) {
                 "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})))
         }
     });
-    let b = AgentRuntime::builder(client(t));
+    let b = AgentRuntime::builder(scripted_client(t));
     (b, n)
 }
 
@@ -437,7 +426,7 @@ async fn a_queued_wake_the_budget_stops_passes_the_freed_slot_on() {
         capped().on_budget(|_| BudgetDecision::Stop),
         AgentDef::new("y", "y"),
     ];
-    let rt = AgentRuntime::builder(client(t))
+    let rt = AgentRuntime::builder(scripted_client(t))
         .build(Registry::new(defs).unwrap())
         .unwrap();
     let p = rt.spawn(&rt.root(), "p", None).unwrap();
@@ -509,7 +498,7 @@ fn a_turn_that_hangs_after_one_call(
             .budget(child),
     ])
     .unwrap();
-    let mut b = AgentRuntime::builder(client(t));
+    let mut b = AgentRuntime::builder(scripted_client(t));
     if let Some(clock) = clock {
         b = b.clock(Arc::new(clock));
     }
@@ -593,7 +582,7 @@ fn a_slow_model_under_a_wall_budget(
     let seen = Arc::new(Mutex::new(Vec::new()));
     let rt_cell: Arc<std::sync::OnceLock<AgentRuntime>> = Arc::default();
     let (s, cell) = (seen.clone(), rt_cell.clone());
-    let rt = AgentRuntime::builder(client(t))
+    let rt = AgentRuntime::builder(scripted_client(t))
         .clock(Arc::new(clock.clone()))
         .on_budget(move |info: &BudgetInfo| {
             let state = cell
@@ -709,7 +698,7 @@ fn a_long_run(
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     let tk = toolnexus::toolkit![lookup];
-    let rt = AgentRuntime::builder(client(t))
+    let rt = AgentRuntime::builder(scripted_client(t))
         .on_budget(move |info: &BudgetInfo| {
             s.lock().unwrap().push(info.limit);
             decide

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agents_support::tool;
+use agents_support::{scripted_client, tool};
 use serde_json::{Value, json};
 use toolnexus::agents::{
     AgentDef, AgentError, AgentRuntime, Budget, DefError, HandleState, InboxItem, LimitName, Registry,
@@ -16,7 +16,6 @@ use toolnexus::agents::{
 };
 use toolnexus::client::hooks::Hooks;
 use toolnexus::client::transport::from_fn;
-use toolnexus::client::{Client, Style};
 use toolnexus::client::{HttpResponse, HttpTransport};
 
 async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -51,15 +50,7 @@ fn silent_model() -> (Arc<dyn HttpTransport>, Arc<AtomicUsize>) {
 }
 
 fn runtime(t: Arc<dyn HttpTransport>) -> RuntimeBuilder {
-    AgentRuntime::builder(
-        Client::builder()
-            .base_url("http://127.0.0.1:9/v1")
-            .style(Style::OpenAi)
-            .model("m")
-            .api_key("k")
-            .retries(0)
-            .transport(t),
-    )
+    AgentRuntime::builder(scripted_client(t))
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ mod agents_support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agents_support::{ScriptedModel, fixture, tool};
+use agents_support::{ScriptedModel, fixture, scripted_client, tool};
 use serde_json::{Map, Value, json};
 use toolnexus::Answer;
 use toolnexus::agents::{
@@ -634,16 +634,6 @@ fn plain_model(suspend: bool) -> (Arc<dyn toolnexus::client::HttpTransport>, Arc
     (t, bodies)
 }
 
-fn plain_client(t: Arc<dyn toolnexus::client::HttpTransport>) -> ClientBuilder {
-    Client::builder()
-        .base_url("http://127.0.0.1:9/v1")
-        .style(Style::OpenAi)
-        .model("m")
-        .api_key("k")
-        .retries(0)
-        .transport(t)
-}
-
 fn plain_runtime(client: ClientBuilder) -> RuntimeBuilder {
     AgentRuntime::builder(client).clock(Arc::new(VirtualClock::new()))
 }
@@ -679,7 +669,7 @@ async fn hooks_h1_runtime_hooks_reach_the_wire() {
     let expect = &hooks_scenario("H1")["expect"];
     let (t, bodies) = plain_model(false);
     let (hooks, ran) = counting_hook("INJECTED-BY-HOOK");
-    let rt = plain_runtime(plain_client(t).hooks(hooks))
+    let rt = plain_runtime(scripted_client(t).hooks(hooks))
         .build(Registry::new([AgentDef::new("a", "x")]).unwrap())
         .unwrap();
     assert_eq!(bounded(rt.run("a", "go")).await.unwrap().text, "ok");
@@ -714,7 +704,7 @@ async fn hooks_h2_runtime_on_metric_receives_the_section_8_events() {
     let expect = &hooks_scenario("H2")["expect"];
     let (t, _) = plain_model(false);
     let (sink, kinds) = metric_sink();
-    let rt = plain_runtime(plain_client(t).on_metric(move |e| sink(e)))
+    let rt = plain_runtime(scripted_client(t).on_metric(move |e| sink(e)))
         .build(Registry::new([AgentDef::new("a", "x")]).unwrap())
         .unwrap();
     bounded(rt.run("a", "go")).await.unwrap();
@@ -728,7 +718,7 @@ async fn hooks_h3_a_defs_hooks_replace_the_runtimes() {
     let (runtime_hooks, runtime_fired) = counting_hook("RUNTIME");
     let (a_hooks, a_fired) = counting_hook("AGENT-A");
     let reg = Registry::new([AgentDef::new("a", "x").hooks(a_hooks), AgentDef::new("b", "y")]).unwrap();
-    let rt = plain_runtime(plain_client(t).hooks(runtime_hooks))
+    let rt = plain_runtime(scripted_client(t).hooks(runtime_hooks))
         .build(reg)
         .unwrap();
     bounded(rt.run("a", "go")).await.unwrap();
@@ -758,9 +748,13 @@ async fn hooks_h4_hooks_and_on_metric_resolve_independently() {
     let (a_hooks, a_fired) = counting_hook("AGENT-A");
     let (sink, kinds) = metric_sink();
     let reg = Registry::new([AgentDef::new("a", "x").hooks(a_hooks)]).unwrap();
-    let rt = plain_runtime(plain_client(t).hooks(runtime_hooks).on_metric(move |e| sink(e)))
-        .build(reg)
-        .unwrap();
+    let rt = plain_runtime(
+        scripted_client(t)
+            .hooks(runtime_hooks)
+            .on_metric(move |e| sink(e)),
+    )
+    .build(reg)
+    .unwrap();
     bounded(rt.run("a", "go")).await.unwrap();
     use std::sync::atomic::Ordering::SeqCst;
     assert_eq!(
@@ -820,7 +814,7 @@ async fn seeded_agent(
     let (t, bodies) = plain_model(suspend);
     let hooks = compactor(&given["compactorOptions"]);
     let mut def = AgentDef::new("a", "x");
-    let mut client = plain_client(t);
+    let mut client = scripted_client(t);
     match via {
         Via::Def => def = def.hooks(hooks),
         Via::Runtime => client = client.hooks(hooks),
@@ -931,7 +925,7 @@ async fn hooks_unset_is_byte_identical_to_a_host_built_client() {
     assert!(fx["invariants"]["unsetIsByteIdentical"].is_string());
     let (t, agent_bodies) = plain_model(false);
     let def = AgentDef::new("a", "x").soul("SOUL").uses([tool("lookup")]);
-    let rt = plain_runtime(plain_client(t))
+    let rt = plain_runtime(scripted_client(t))
         .build(Registry::new([def]).unwrap())
         .unwrap();
     bounded(rt.run("a", "go")).await.unwrap();

@@ -2,10 +2,13 @@
 //! task (as a served agent does) keeps only the newest closed handles, never a live one,
 //! and an evicted id is an unknown handle to `inspect` and `wait`.
 
+mod agents_support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use agents_support::scripted_client;
 use serde_json::json;
 use toolnexus::agents::{
     AgentDef, AgentRuntime, Handle, HandleState, Registry, RuntimeBuilder, TaskStatus, VerbError,
@@ -13,7 +16,6 @@ use toolnexus::agents::{
 };
 use toolnexus::client::HttpResponse;
 use toolnexus::client::transport::from_fn;
-use toolnexus::client::{Client, Style};
 
 async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(60), f)
@@ -31,15 +33,7 @@ fn runtime() -> RuntimeBuilder {
                 "choices": [{"message": {"role": "assistant", "content": format!("reply {k}")}}]})))
         }
     });
-    AgentRuntime::builder(
-        Client::builder()
-            .base_url("http://127.0.0.1:9/v1")
-            .style(Style::OpenAi)
-            .model("m")
-            .api_key("k")
-            .retries(0)
-            .transport(t),
-    )
+    AgentRuntime::builder(scripted_client(t))
 }
 
 fn registry() -> Registry {

@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::sync::Barrier;
 use toolnexus::client::transport::{HttpRequest, HttpResponse, HttpTransport, TransportError};
+use toolnexus::client::{Client, ClientBuilder, Style};
 use toolnexus::{Request, Tool, ToolContext, ToolResult};
 
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agents");
@@ -205,4 +206,15 @@ pub fn tool(name: &str) -> Tool {
         .with_schema(json!({"type": "object", "properties": {}})),
         other => panic!("no fixture tool {other}"),
     }
+}
+
+/// The client template of a runtime on the scripted model `t`: OpenAI style, no retries.
+pub fn scripted_client(t: Arc<dyn HttpTransport>) -> ClientBuilder {
+    Client::builder()
+        .base_url("http://127.0.0.1:9/v1")
+        .style(Style::OpenAi)
+        .model("m")
+        .api_key("k")
+        .retries(0)
+        .transport(t)
 }

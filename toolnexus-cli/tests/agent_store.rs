@@ -2,10 +2,12 @@
 //! the store under its id (here an SQLite database), the next start resumes it, and a bad URL
 //! is a usage error naming it.
 
+mod bounded;
+
 use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use toolnexus::store::{StoreUrl, Stores};
 use toolnexus_mock::{MockModel, Scenario};
@@ -32,17 +34,11 @@ fn agent(dir: &Path, url: &str, args: &[&str], input: &str) -> (Option<i32>, Str
         .spawn()
         .unwrap();
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("toolnexus agent {args:?} did not exit within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = bounded::exit_within(
+        &mut child,
+        Duration::from_secs(60),
+        &format!("toolnexus agent {args:?}"),
+    );
     let (mut out, mut err) = (String::new(), String::new());
     child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
     child.stderr.take().unwrap().read_to_string(&mut err).unwrap();

@@ -1,12 +1,13 @@
 //! `toolnexus serve --store URL` on the real binary: bad URLs are usage errors naming them, a
 //! refused PostgreSQL login fails with the URL shown without its password.
 
+mod bounded;
 #[path = "../../tests/peer/mod.rs"]
 mod peer;
 
 use std::io::Read as _;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Runs `toolnexus ARGS` to its exit (killed after 60 s: a server that should have refused to
 /// start would otherwise serve forever) and returns the exit code and trimmed stderr.
@@ -18,17 +19,11 @@ fn run(args: &[&str]) -> (Option<i32>, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("toolnexus {args:?} did not exit within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = bounded::exit_within(
+        &mut child,
+        Duration::from_secs(60),
+        &format!("toolnexus {args:?}"),
+    );
     let mut err = String::new();
     child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     (status.code(), err.trim().to_owned())
