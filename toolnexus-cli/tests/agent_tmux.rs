@@ -158,9 +158,12 @@ fn two_turns_a_tool_call_an_interrupt_and_a_resumed_session() {
     let screen = tmux.wait_for("one", "agent-exited-0", 1);
     assert!(screen.contains("bye\n"), "{screen}");
 
-    // The conversation was saved without the interrupted turn: system, 2 + 4 + 2 messages.
-    let saved: Vec<serde_json::Value> =
+    // The conversation was saved without the interrupted turn: system, 2 + 4 + 2 messages,
+    // at version 3 (one compare-and-set save per finished turn: the interrupted one saved nothing).
+    let file: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join(".toolnexus/session.json")).unwrap()).unwrap();
+    assert_eq!(file["version"], 3, "{file:#}");
+    let saved = file["messages"].as_array().unwrap();
     assert_eq!(saved.len(), 9, "{saved:#?}");
     assert!(saved.iter().all(|m| !m.to_string().contains("sleep 30")));
 
@@ -171,8 +174,10 @@ fn two_turns_a_tool_call_an_interrupt_and_a_resumed_session() {
     tmux.wait_for("two", "You said: back again", 1);
     tmux.ctrl_c("two");
     tmux.wait_for("two", "agent-exited-0", 1);
-    let saved: Vec<serde_json::Value> =
+    let file: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join(".toolnexus/session.json")).unwrap()).unwrap();
+    assert_eq!(file["version"], 4, "{file:#}");
+    let saved = file["messages"].as_array().unwrap();
     assert_eq!(saved.len(), 11);
     assert!(
         saved[0]["content"]
