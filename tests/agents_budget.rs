@@ -936,3 +936,91 @@ async fn a_declined_suspension_at_the_wall_deadline_ends_incomplete_naming_it() 
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert_eq!(rt.inspect(&h).unwrap().state, HandleState::Idle);
 }
+
+/// A model whose one answer waits for `release`, for an agent under `max_wall_ms(1000)`
+/// whose `on_budget` suspends and whose own `wait_for` answers `ok`.
+fn a_slow_model_with_an_interpreter(
+    clock: &VirtualClock,
+    ok: bool,
+    seen: Arc<Mutex<Vec<Request>>>,
+) -> (AgentRuntime, Arc<tokio::sync::Notify>, Arc<AtomicUsize>) {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (r, c) = (release.clone(), calls.clone());
+    let t = from_fn(move |_req| {
+        let (r, c) = (r.clone(), c.clone());
+        async move {
+            c.fetch_add(1, Ordering::SeqCst);
+            r.notified().await;
+            Ok(HttpResponse::json(&json!({
+                "choices": [{"message": {"role": "assistant", "content": "late answer"}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})))
+        }
+    });
+    let def = AgentDef::new("a", "does a")
+        .budget(Budget::new().max_wall_ms(1_000))
+        .on_budget(|_| BudgetDecision::Suspend)
+        .wait_for(interpreter(ok, seen));
+    let rt = AgentRuntime::builder(scripted_client(t))
+        .clock(Arc::new(clock.clone()))
+        .build(Registry::new([def]).unwrap())
+        .unwrap();
+    (rt, release, calls)
+}
+
+#[tokio::test]
+async fn an_inline_approval_at_the_wall_deadline_gives_the_running_turn_a_fresh_window() {
+    let clock = VirtualClock::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (rt, release, calls) = a_slow_model_with_an_interpreter(&clock, true, seen.clone());
+    let h = rt.spawn(&rt.root(), "a", None).unwrap();
+    rt.wake(&h, Some("go".to_owned())).unwrap();
+    in_flight_and_sleeping(&calls, &clock).await;
+    clock.advance(Duration::from_millis(1_000));
+    // Approved: the watcher sleeps again, on the new deadline at 2000 ms.
+    bounded(async {
+        while seen.lock().unwrap().is_empty() || clock.sleepers() < 1 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+    release.notify_one();
+    let r = bounded(rt.wait(&h, None)).await;
+    assert_eq!((r.status, r.text.as_str()), (TaskStatus::Done, "late answer"));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.prompt.as_str())
+            .collect::<Vec<_>>(),
+        ["budget exhausted (maxWallMs) for root/a.1: approve to continue"]
+    );
+    assert_eq!(
+        states(&rt, &h),
+        [
+            "idle→running",
+            "running→suspended",
+            "suspended→running",
+            "running→idle"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_inline_refusal_at_the_wall_deadline_ends_the_run_incomplete() {
+    let clock = VirtualClock::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (rt, _release, calls) = a_slow_model_with_an_interpreter(&clock, false, seen.clone());
+    let h = rt.spawn(&rt.root(), "a", None).unwrap();
+    rt.wake(&h, Some("go".to_owned())).unwrap();
+    in_flight_and_sleeping(&calls, &clock).await;
+    clock.advance(Duration::from_millis(1_000));
+    let r = bounded(rt.wait(&h, None)).await;
+    assert_eq!(
+        (r.status, r.limit),
+        (TaskStatus::Incomplete, Some(LimitName::MaxWallMs))
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert_eq!(rt.inspect(&h).unwrap().state, HandleState::Idle);
+}
