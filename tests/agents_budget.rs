@@ -754,3 +754,273 @@ async fn each_extension_at_max_turns_is_asked_again_when_it_runs_out() {
     );
     assert_eq!(*seen.lock().unwrap(), [LimitName::MaxTurns; 2]);
 }
+
+#[tokio::test]
+async fn a_suspend_at_max_turns_parks_durably_and_an_ok_answer_continues_the_same_transcript() {
+    let (rt, seen) = a_long_run(2, BudgetDecision::Suspend);
+    let r = bounded(rt.run("a", "go")).await.unwrap();
+    assert_eq!(
+        (r.status, r.text.as_str(), r.turns, r.total_tokens),
+        (
+            TaskStatus::Pending,
+            "budget exhausted (maxTurns) for root/a.1: approve to continue",
+            2,
+            8
+        )
+    );
+    let req = r.pending.clone().unwrap();
+    assert_eq!(req.kind, "approval");
+    assert_eq!(
+        Value::Object(req.data.clone().unwrap()),
+        json!({"limit": "maxTurns", "path": ["root", "a.1"]})
+    );
+    let h = rt.handle("root/a.1").unwrap();
+    assert_eq!(rt.inspect(&h).unwrap().state, HandleState::Suspended);
+    assert_eq!(bounded(rt.wait(&h, None)).await.status, TaskStatus::Pending);
+
+    let done = bounded(rt.resume(Answer::output(&req.id, "approved")))
+        .await
+        .unwrap();
+    // A fresh max_turns(2) on the saved transcript: the third call answers.
+    assert_eq!(
+        (done.status, done.text.as_str(), done.turns, done.total_tokens),
+        (TaskStatus::Done, "answer after 3 calls", 3, 12)
+    );
+    assert_eq!(*seen.lock().unwrap(), [LimitName::MaxTurns]);
+    assert_eq!(
+        states(&rt, &h),
+        [
+            "idle→running",
+            "running→suspended",
+            "suspended→idle",
+            "idle→running",
+            "running→idle"
+        ]
+    );
+    // One transcript, the input once: no replay as a new user message.
+    let t = transcript(&rt, &h).await;
+    let roles: Vec<&str> = t.iter().map(|(role, _)| role.as_str()).collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    );
+    assert_eq!((t[0].1.as_str(), t[5].1.as_str()), ("go", "answer after 3 calls"));
+}
+
+#[tokio::test]
+async fn a_declined_suspension_at_max_turns_ends_incomplete_naming_it() {
+    let (rt, _seen) = a_long_run(2, BudgetDecision::Suspend);
+    let r = bounded(rt.run("a", "go")).await.unwrap();
+    let id = r.pending.unwrap().id;
+    let r = bounded(rt.resume(Answer::declined(id, AnswerReason::Declined)))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.text.as_str(), r.limit, r.turns),
+        (
+            TaskStatus::Incomplete,
+            "budget exhausted (maxTurns); partial work preserved (approval declined)",
+            Some(LimitName::MaxTurns),
+            2
+        )
+    );
+    let h = rt.handle("root/a.1").unwrap();
+    assert_eq!(rt.inspect(&h).unwrap().state, HandleState::Idle);
+    assert_eq!(transcript(&rt, &h).await.len(), 5);
+}
+
+#[tokio::test]
+async fn a_suspend_at_max_turns_with_an_interpreter_is_answered_inline() {
+    let seen_req = Arc::new(Mutex::new(Vec::new()));
+    let n = Arc::new(AtomicUsize::new(0));
+    let t = from_fn(move |_req| {
+        let k = n.fetch_add(1, Ordering::SeqCst) + 1;
+        async move {
+            let message = if k <= 2 {
+                json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{k}"),
+                    "type": "function", "function": {"name": "lookup", "arguments": "{\"q\":\"x\"}"}}]})
+            } else {
+                json!({"role": "assistant", "content": format!("answer after {k} calls")})
+            };
+            Ok(HttpResponse::json(&json!({"choices": [{"message": message}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})))
+        }
+    });
+    let tk = toolnexus::toolkit![lookup];
+    let rt = AgentRuntime::builder(scripted_client(t))
+        .build(
+            Registry::new([AgentDef::new("a", "does a")
+                .uses_from(&tk, ["lookup"])
+                .budget(Budget::new().max_turns(2))
+                .on_budget(|_| BudgetDecision::Suspend)
+                .wait_for(interpreter(true, seen_req.clone()))])
+            .unwrap(),
+        )
+        .unwrap();
+    let r = bounded(rt.run("a", "go")).await.unwrap();
+    assert_eq!(
+        (r.status, r.text.as_str(), r.turns),
+        (TaskStatus::Done, "answer after 3 calls", 3)
+    );
+    let reqs = seen_req.lock().unwrap();
+    assert_eq!(
+        reqs.iter().map(|r| r.prompt.as_str()).collect::<Vec<_>>(),
+        ["budget exhausted (maxTurns) for root/a.1: approve to continue"]
+    );
+}
+
+#[tokio::test]
+async fn a_suspend_at_the_wall_deadline_parks_and_an_ok_answer_runs_the_turn_with_a_fresh_window() {
+    let clock = VirtualClock::new();
+    let (rt, release, calls, seen) = a_slow_model_under_a_wall_budget(&clock, |_| BudgetDecision::Suspend);
+    let h = rt.spawn(&rt.root(), "a", None).unwrap();
+    rt.wake(&h, Some("go".to_owned())).unwrap();
+    in_flight_and_sleeping(&calls, &clock).await;
+    clock.advance(Duration::from_millis(1_000));
+    let r = bounded(rt.wait(&h, None)).await;
+    assert_eq!(
+        (r.status, r.text.as_str()),
+        (
+            TaskStatus::Pending,
+            "budget exhausted (maxWallMs) for root/a.1: approve to continue"
+        )
+    );
+    let req = r.pending.unwrap();
+    assert_eq!(
+        Value::Object(req.data.clone().unwrap()),
+        json!({"limit": "maxWallMs", "path": ["root", "a.1"]})
+    );
+    assert_eq!(rt.inspect(&h).unwrap().state, HandleState::Suspended);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(LimitName::MaxWallMs, Some(HandleState::Running))]
+    );
+    // The cut run saved no transcript: the approved turn runs the input again, now with
+    // a window to 2000 ms, and answers once released.
+    release.notify_one();
+    let done = bounded(rt.resume(Answer::output(&req.id, "approved")))
+        .await
+        .unwrap();
+    assert_eq!(
+        (done.status, done.text.as_str()),
+        (TaskStatus::Done, "late answer")
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert_eq!(
+        transcript(&rt, &h).await,
+        pairs(&[("user", "go"), ("assistant", "late answer")])
+    );
+}
+
+#[tokio::test]
+async fn a_declined_suspension_at_the_wall_deadline_ends_incomplete_naming_it() {
+    let clock = VirtualClock::new();
+    let (rt, _release, calls, _seen) = a_slow_model_under_a_wall_budget(&clock, |_| BudgetDecision::Suspend);
+    let h = rt.spawn(&rt.root(), "a", None).unwrap();
+    rt.wake(&h, Some("go".to_owned())).unwrap();
+    in_flight_and_sleeping(&calls, &clock).await;
+    clock.advance(Duration::from_millis(1_000));
+    let id = bounded(rt.wait(&h, None)).await.pending.unwrap().id;
+    let r = bounded(rt.resume(Answer::declined(id, AnswerReason::Declined)))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status, r.text.as_str(), r.limit),
+        (
+            TaskStatus::Incomplete,
+            "budget exhausted (maxWallMs); partial work preserved (approval declined)",
+            Some(LimitName::MaxWallMs)
+        )
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(rt.inspect(&h).unwrap().state, HandleState::Idle);
+}
+
+/// A model whose one answer waits for `release`, for an agent under `max_wall_ms(1000)`
+/// whose `on_budget` suspends and whose own `wait_for` answers `ok`.
+fn a_slow_model_with_an_interpreter(
+    clock: &VirtualClock,
+    ok: bool,
+    seen: Arc<Mutex<Vec<Request>>>,
+) -> (AgentRuntime, Arc<tokio::sync::Notify>, Arc<AtomicUsize>) {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (r, c) = (release.clone(), calls.clone());
+    let t = from_fn(move |_req| {
+        let (r, c) = (r.clone(), c.clone());
+        async move {
+            c.fetch_add(1, Ordering::SeqCst);
+            r.notified().await;
+            Ok(HttpResponse::json(&json!({
+                "choices": [{"message": {"role": "assistant", "content": "late answer"}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})))
+        }
+    });
+    let def = AgentDef::new("a", "does a")
+        .budget(Budget::new().max_wall_ms(1_000))
+        .on_budget(|_| BudgetDecision::Suspend)
+        .wait_for(interpreter(ok, seen));
+    let rt = AgentRuntime::builder(scripted_client(t))
+        .clock(Arc::new(clock.clone()))
+        .build(Registry::new([def]).unwrap())
+        .unwrap();
+    (rt, release, calls)
+}
+
+#[tokio::test]
+async fn an_inline_approval_at_the_wall_deadline_gives_the_running_turn_a_fresh_window() {
+    let clock = VirtualClock::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (rt, release, calls) = a_slow_model_with_an_interpreter(&clock, true, seen.clone());
+    let h = rt.spawn(&rt.root(), "a", None).unwrap();
+    rt.wake(&h, Some("go".to_owned())).unwrap();
+    in_flight_and_sleeping(&calls, &clock).await;
+    clock.advance(Duration::from_millis(1_000));
+    // Approved: the watcher sleeps again, on the new deadline at 2000 ms.
+    bounded(async {
+        while seen.lock().unwrap().is_empty() || clock.sleepers() < 1 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+    release.notify_one();
+    let r = bounded(rt.wait(&h, None)).await;
+    assert_eq!((r.status, r.text.as_str()), (TaskStatus::Done, "late answer"));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.prompt.as_str())
+            .collect::<Vec<_>>(),
+        ["budget exhausted (maxWallMs) for root/a.1: approve to continue"]
+    );
+    assert_eq!(
+        states(&rt, &h),
+        [
+            "idle→running",
+            "running→suspended",
+            "suspended→running",
+            "running→idle"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_inline_refusal_at_the_wall_deadline_ends_the_run_incomplete() {
+    let clock = VirtualClock::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (rt, _release, calls) = a_slow_model_with_an_interpreter(&clock, false, seen.clone());
+    let h = rt.spawn(&rt.root(), "a", None).unwrap();
+    rt.wake(&h, Some("go".to_owned())).unwrap();
+    in_flight_and_sleeping(&calls, &clock).await;
+    clock.advance(Duration::from_millis(1_000));
+    let r = bounded(rt.wait(&h, None)).await;
+    assert_eq!(
+        (r.status, r.limit),
+        (TaskStatus::Incomplete, Some(LimitName::MaxWallMs))
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert_eq!(rt.inspect(&h).unwrap().state, HandleState::Idle);
+}

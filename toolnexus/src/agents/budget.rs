@@ -182,8 +182,11 @@ pub enum BudgetDecision {
     /// Raise the limit and run the turn. Asked once per limit per turn: an extension that
     /// leaves the limit still spent stops, so a callback can never loop the runtime.
     Extend(BudgetExtension),
-    /// Ask for approval: the handle suspends with an `approval` request that escalates like
-    /// any suspension; an `ok` Answer runs the turn past the limit, a refusal stops it.
+    /// Ask for approval: the handle suspends with an `approval` request (`data.limit` naming
+    /// the limit) that escalates like any suspension, durably when no `wait_for` answers. An
+    /// `ok` Answer runs the turn past the limit — mid-run, at `max_turns`, it continues the
+    /// same transcript with `max_turns` more turns; past the wall deadline the turn gets a
+    /// fresh `max_wall_ms` window — and a refusal ends it `incomplete` naming the limit.
     Suspend,
 }
 
@@ -207,6 +210,9 @@ pub(crate) struct Carved {
     pub max_depth: usize,
     /// The wall deadline on the runtime clock (spawn time + `max_wall_ms`).
     pub deadline: Option<Duration>,
+    /// The wall window the deadline was set from (own `max_wall_ms`, else the parent's):
+    /// what an approved `maxWallMs` suspension grants afresh.
+    pub wall: Option<Duration>,
 }
 
 impl Carved {
@@ -223,7 +229,8 @@ impl Carved {
             (Some(o), Some(p)) => Some(o.min(p)),
             (o, p) => o.or(p),
         };
-        let own_deadline = own.max_wall_ms.map(|ms| now + Duration::from_millis(ms));
+        let own_wall = own.max_wall_ms.map(Duration::from_millis);
+        let own_deadline = own_wall.map(|w| now + w);
         Self {
             pool: Pool {
                 tokens: clamp(own.max_tokens, parent.and_then(|p| p.pool.tokens)),
@@ -237,6 +244,15 @@ impl Carved {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
+            wall: own_wall.or(parent.and_then(|p| p.wall)),
+        }
+    }
+
+    /// A fresh wall window from `now` (an approved `maxWallMs` suspension); no deadline
+    /// stays none.
+    pub fn renew_wall(&mut self, now: Duration) {
+        if let Some(w) = self.wall {
+            self.deadline = Some(now + w);
         }
     }
 

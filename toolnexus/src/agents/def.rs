@@ -179,8 +179,8 @@ impl AgentDef {
     /// `max_turns` or its wall deadline passes; decides stop, extend or suspend (in place of the runtime's callback, never
     /// merged). A panic is a stop. Before a turn it runs while the runtime's table is
     /// locked: decide from its argument, never call back into the runtime there. Mid-run it
-    /// runs outside the lock (it may read the runtime, e.g. `inspect`); `Suspend` there is
-    /// a stop.
+    /// runs outside the lock (it may read the runtime, e.g. `inspect`); `Suspend` there
+    /// asks for approval like before a turn (see [`BudgetDecision::Suspend`]).
     pub fn on_budget(mut self, f: impl Fn(&BudgetInfo) -> BudgetDecision + Send + Sync + 'static) -> Self {
         self.on_budget = Some(Arc::new(f));
         self

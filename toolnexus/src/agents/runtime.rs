@@ -180,8 +180,9 @@ pub(crate) struct Node {
     wake_queue: VecDeque<Option<String>>,
     pub pending: Option<crate::suspend::Request>,
     pub pending_input: Option<String>,
-    /// The limit a durable `on_budget` suspension waits on: its Answer grants or stops.
-    budget_approval: Option<LimitName>,
+    /// The limit a durable `on_budget` suspension waits on and what an `ok` Answer does:
+    /// a refusal stops the run `incomplete` naming the limit.
+    budget_approval: Option<(LimitName, OnApproval)>,
     pub task_key: Option<(String, String)>,
     last: Option<TaskResult>,
     epoch: watch::Sender<u64>,
@@ -651,14 +652,39 @@ enum Outcome {
     Wall,
     /// A budget approval was refused before the model was called.
     Budget(LimitName, String),
+    /// `on_budget` suspended the run at `limit` mid-run and no interpreter answers: park
+    /// for approval, with the input to run again when the Answer runs the turn.
+    Parked(LimitName, OnApproval, Option<String>),
     Failed(String),
     Panicked(String),
+}
+
+/// What an `ok` Answer to a durable `on_budget` suspension does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OnApproval {
+    /// Run the saved input as the turn (a pre-turn suspension, or a run the wall deadline
+    /// cut: the client saves a transcript only when a run ends, so there is none to go on).
+    RunTurn,
+    /// Continue the saved transcript with a fresh `max_turns` (a run stopped at it).
+    Continue,
+}
+
+/// What `on_budget` answered about a limit hit mid-run.
+enum MidRun {
+    /// End the run `incomplete` (also no callback, a panic, an extension of 0).
+    Stop,
+    /// Go on with this much more of the limit.
+    Extend(u64),
+    /// Ask for approval (inline through the nearest interpreter, else durably).
+    Suspend,
 }
 
 /// What the pre-turn budget check settled on.
 enum Admit {
     /// Run the turn.
     Run,
+    /// Continue the saved transcript (an approved mid-run suspension at `max_turns`).
+    Continue,
     /// Ask the nearest interpreter first; run only on an `ok` Answer.
     Approve(WaitFor, Box<crate::suspend::Request>, LimitName),
 }
@@ -693,9 +719,15 @@ impl Shared {
     ) -> Result<watch::Receiver<u64>, Box<TaskResult>> {
         let (admit, answer) = self.admit(table, h, &prompt, answer)?;
         let n = table.get_mut(h.id()).expect("launch of a known handle");
-        let drained: Vec<InboxItem> = n.inbox.drain(..).collect();
-        let block = delivery::render(h.id(), &drained);
-        n.drained = drained;
+        // A continued transcript takes no new input: the inbox waits for the next turn.
+        let block = if matches!(admit, Admit::Continue) {
+            String::new()
+        } else {
+            let drained: Vec<InboxItem> = n.inbox.drain(..).collect();
+            let block = delivery::render(h.id(), &drained);
+            n.drained = drained;
+            block
+        };
         let input = [prompt.unwrap_or_default(), block]
             .into_iter()
             .filter(|s| !s.is_empty())
@@ -719,12 +751,17 @@ impl Shared {
         tokio::spawn(async move {
             let spent = Arc::new(Mutex::new(Spent::default()));
             let turn = async {
-                if let Admit::Approve(wait_for, request, limit) = admit
-                    && !wait_for(*request).await.ok
-                {
-                    return Outcome::Budget(limit, "approval declined".to_owned());
-                }
-                sh.run_turn(&h, input, answer, cancel, spent.clone()).await
+                let go_on = match admit {
+                    Admit::Approve(wait_for, request, limit) => {
+                        if !wait_for(*request).await.ok {
+                            return Outcome::Budget(limit, "approval declined".to_owned());
+                        }
+                        false
+                    }
+                    Admit::Run => false,
+                    Admit::Continue => true,
+                };
+                sh.run_turn(&h, input, go_on, answer, cancel, spent.clone()).await
             };
             let outcome = AssertUnwindSafe(turn)
                 .catch_unwind()
@@ -749,10 +786,19 @@ impl Shared {
         mut answer: Option<Answer>,
     ) -> Result<(Admit, Option<Answer>), Box<TaskResult>> {
         let n = table.get_mut(h.id()).expect("launch of a known handle");
-        if let Some(limit) = n.budget_approval.take() {
+        if let Some((limit, on_ok)) = n.budget_approval.take() {
             if answer.take().is_some_and(|a| a.ok) {
                 self.log(format!("{h}: budget approval granted ({limit})"));
-                return Ok((Admit::Run, None));
+                // The allowance the approval grants: a fresh wall window from now (a
+                // passed deadline would cut the turn at once); `Continue` gets fresh turns.
+                if limit == LimitName::MaxWallMs {
+                    n.carved.renew_wall(self.clock.now());
+                }
+                let admit = match on_ok {
+                    OnApproval::RunTurn => Admit::Run,
+                    OnApproval::Continue => Admit::Continue,
+                };
+                return Ok((admit, None));
             }
             return Err(self.budget_stop(table, h, limit, " (approval declined)".to_owned()));
         }
@@ -786,32 +832,13 @@ impl Shared {
                     self.log(format!("{h}: on_budget extend {limit} at {at} by {}", ext.amount));
                 }
                 BudgetDecision::Suspend => {
-                    let request = crate::suspend::Request::new(
-                        "approval",
-                        format!("budget exhausted ({limit}) for {h}: approve to continue"),
-                    )
-                    .with_data(serde_json::Map::from_iter([(
-                        "limit".to_owned(),
-                        serde_json::Value::String(limit.as_str().to_owned()),
-                    )]));
                     if let Some(w) = super::suspend::escalator(self, table, h) {
+                        let request = approval_request(h, limit);
                         return Ok((Admit::Approve(w, Box::new(request), limit), answer));
                     }
-                    let n = table.get_mut(h.id()).expect("known");
-                    n.set_state(HandleState::Running);
-                    n.set_state(HandleState::Suspended);
-                    n.budget_approval = Some(limit);
-                    n.pending_input = prompt.clone();
-                    let stamped = super::suspend::with_path(&request, h);
-                    n.pending = Some(request);
-                    let r = n
-                        .result(TaskStatus::Pending, stamped.prompt.clone())
-                        .with_pending(stamped);
-                    n.settle(r.clone());
-                    self.log(format!(
-                        "{h}: idle→running→suspended DURABLE (pending \"approval\": budget {limit})"
-                    ));
-                    return Err(Box::new(r));
+                    let parked = self.park(table, h, limit, OnApproval::RunTurn, prompt.clone());
+                    table.get_mut(h.id()).expect("known").settle(parked.clone());
+                    return Err(Box::new(parked));
                 }
             }
         }
@@ -829,13 +856,17 @@ impl Shared {
     /// Ends when `h`'s wall deadline passes mid-run and `on_budget` does not extend it.
     /// Each time the (possibly extended) deadline passes, the callback is asked — outside
     /// the table lock, so it may read the runtime — and `Extend` moves the deadline on
-    /// while the run continues. `Stop`, no callback, a panic, an extension of 0, and
-    /// `Suspend` (a mid-run approval is not offered yet) end the run `incomplete`.
-    async fn wall_deadline(&self, h: &Handle) {
+    /// while the run continues. `Stop`, no callback, a panic and an extension of 0 end the
+    /// run `incomplete` ([`Outcome::Wall`]). `Suspend` asks the nearest interpreter while
+    /// the run goes on (`ok`: a fresh wall window; a refusal: `incomplete`); with none, the
+    /// run ends [`Outcome::Parked`], `input` to run again once approved.
+    async fn wall_deadline(self: &Arc<Self>, h: &Handle, input: &str) -> Outcome {
         loop {
             let (deadline, f) = {
                 let table = self.lock();
-                let Some(n) = table.get(h.id()) else { return };
+                let Some(n) = table.get(h.id()) else {
+                    return Outcome::Wall;
+                };
                 (n.carved.deadline, self.on_budget_of(n))
             };
             let Some(deadline) = deadline else {
@@ -847,24 +878,87 @@ impl Shared {
                 continue;
             }
             if f.is_none() {
-                return;
+                return Outcome::Wall;
             }
-            let Some(more) = self.ask_mid_run(h, LimitName::MaxWallMs) else {
-                return;
-            };
-            if let Some(n) = self.lock().get_mut(h.id()) {
-                n.carved.extend(LimitName::MaxWallMs, more);
+            let limit = LimitName::MaxWallMs;
+            match self.ask_mid_run(h, limit) {
+                MidRun::Stop => return Outcome::Wall,
+                MidRun::Extend(more) => {
+                    if let Some(n) = self.lock().get_mut(h.id()) {
+                        n.carved.extend(limit, more);
+                    }
+                }
+                MidRun::Suspend => match self.approve_inline(h, limit).await {
+                    Some(true) => {
+                        let now = self.clock.now();
+                        if let Some(n) = self.lock().get_mut(h.id()) {
+                            n.carved.renew_wall(now);
+                        }
+                    }
+                    Some(false) => return Outcome::Wall,
+                    None => return Outcome::Parked(limit, OnApproval::RunTurn, Some(input.to_owned())),
+                },
             }
         }
     }
 
-    /// Put `limit`, hit by `h` mid-run, to its `on_budget` outside the table lock: the
-    /// amount of an `Extend` above 0, else `None` (stop — also for no callback, a panic,
-    /// and `Suspend`, which is not offered mid-run).
-    fn ask_mid_run(&self, h: &Handle, limit: LimitName) -> Option<u64> {
+    /// Ask the nearest interpreter on `h`'s chain to approve going past `limit` mid-run:
+    /// its verdict, or `None` when nobody can answer (the run is then parked durably).
+    async fn approve_inline(self: &Arc<Self>, h: &Handle, limit: LimitName) -> Option<bool> {
+        let w = super::suspend::escalator(self, &self.lock(), h)?;
+        let ok = w(approval_request(h, limit)).await.ok;
+        self.log(format!("{h}: mid-run budget approval (inline) {limit}: ok={ok}"));
+        Some(ok)
+    }
+
+    /// The durable `on_budget` suspension, before a turn or at the booking of a run parked
+    /// mid-way: `h` goes `suspended` with an `approval` request naming `limit` (its
+    /// `data.path` stamped), the answer `on_ok` decides on, and `input` to run again.
+    /// Returns the `pending` result for the caller to settle.
+    fn park(
+        &self,
+        table: &mut Table,
+        h: &Handle,
+        limit: LimitName,
+        on_ok: OnApproval,
+        input: Option<String>,
+    ) -> TaskResult {
+        let n = table.get_mut(h.id()).expect("known");
+        let from = n.state;
+        n.set_state(HandleState::Running);
+        n.set_state(HandleState::Suspended);
+        n.budget_approval = Some((limit, on_ok));
+        n.pending_input = input;
+        if on_ok == OnApproval::Continue {
+            // The turn's inbox items are in the saved transcript: an interrupt must not
+            // put them back.
+            n.drained.clear();
+        }
+        let request = approval_request(h, limit);
+        let stamped = super::suspend::with_path(&request, h);
+        n.pending = Some(request);
+        let r = n
+            .result(TaskStatus::Pending, stamped.prompt.clone())
+            .with_pending(stamped);
+        let path = if from == HandleState::Running {
+            "running→suspended"
+        } else {
+            "idle→running→suspended"
+        };
+        self.log(format!(
+            "{h}: {path} DURABLE (pending \"approval\": budget {limit})"
+        ));
+        r
+    }
+
+    /// Put `limit`, hit by `h` mid-run, to its `on_budget` outside the table lock (no
+    /// callback, a panic and an extension of 0 are a stop).
+    fn ask_mid_run(&self, h: &Handle, limit: LimitName) -> MidRun {
         let (f, info) = {
             let table = self.lock();
-            let n = table.get(h.id())?;
+            let Some(n) = table.get(h.id()) else {
+                return MidRun::Stop;
+            };
             let info = BudgetInfo {
                 handle: h.clone(),
                 agent: n.agent().to_owned(),
@@ -872,14 +966,18 @@ impl Shared {
                 exhausted_at: h.clone(),
                 total_tokens: n.ledger.total_tokens,
             };
-            (self.on_budget_of(n)?, info)
+            let Some(f) = self.on_budget_of(n) else {
+                return MidRun::Stop;
+            };
+            (f, info)
         };
         match std::panic::catch_unwind(AssertUnwindSafe(|| f(&info))) {
             Ok(BudgetDecision::Extend(ext)) if ext.amount > 0 => {
                 self.log(format!("{h}: on_budget extend {limit} mid-run by {}", ext.amount));
-                Some(ext.amount)
+                MidRun::Extend(ext.amount)
             }
-            _ => None,
+            Ok(BudgetDecision::Suspend) => MidRun::Suspend,
+            _ => MidRun::Stop,
         }
     }
 
@@ -900,11 +998,13 @@ impl Shared {
     /// One run of `h`'s agent on the §8 client: its soul, its toolkit view (plus `task`
     /// when it has a team), its model, its escalating `wait_for` (or the resume's
     /// Answer), the runtime store under its id, the resolved hooks and metric sink —
-    /// raced against its wall deadline.
+    /// raced against its wall deadline. `go_on` continues the stored transcript instead
+    /// of starting a turn on `input`.
     async fn run_turn(
         self: &Arc<Self>,
         h: &Handle,
         input: String,
+        go_on: bool,
         answer: Option<Answer>,
         cancel: CancellationToken,
         spent: Arc<Mutex<Spent>>,
@@ -957,18 +1057,29 @@ impl Shared {
             Err(e) => return Outcome::Failed(e.to_string()),
         };
         let opts = RunOptions::new(&toolkit).conversation(h.id()).cancel(cancel);
-        let wall = self.wall_deadline(h);
+        let wall = self.wall_deadline(h, &input);
         let snapshot = match self.store.get(h.id()).await {
             Ok(s) => s.unwrap_or_default(),
             Err(e) => return ClientError::from(e).into(),
         };
-        // A run stopped at `max_turns` is put to `on_budget`; each extension continues the
-        // same transcript with that many more turns, the usage summed.
+        // A run stopped at `max_turns` is put to `on_budget`; each extension (or inline
+        // approval: `max_turns` afresh) continues the same transcript with that many more
+        // turns, the usage summed. With nobody to approve inline, the run parks (`true`).
         let run = async {
-            let mut r = client.run_with(input.clone(), opts.clone()).await?;
+            let mut r = if go_on {
+                client.continue_with(opts.clone()).await?
+            } else {
+                client.run_with(input.clone(), opts.clone()).await?
+            };
             while r.status == RunStatus::Incomplete {
-                let Some(more) = self.ask_mid_run(h, LimitName::MaxTurns) else {
-                    break;
+                let more = match self.ask_mid_run(h, LimitName::MaxTurns) {
+                    MidRun::Stop => break,
+                    MidRun::Extend(more) => more,
+                    MidRun::Suspend => match self.approve_inline(h, LimitName::MaxTurns).await {
+                        Some(true) => u64::from(max_turns),
+                        Some(false) => break,
+                        None => return Ok((r, true)),
+                    },
                 };
                 let turns = u32::try_from(more).unwrap_or(u32::MAX);
                 // The settings that built `client`, only more turns (above 0): this cannot
@@ -977,11 +1088,12 @@ impl Shared {
                 let next = more_client.continue_with(opts.clone()).await?;
                 r = continued(r, next);
             }
-            Ok::<_, ClientError>(r)
+            Ok::<_, ClientError>((r, false))
         };
         tokio::select! {
             r = run => match r {
-                Ok(r) => {
+                Ok((_, true)) => Outcome::Parked(LimitName::MaxTurns, OnApproval::Continue, None),
+                Ok((r, false)) => {
                     if r.status == RunStatus::Pending {
                         // Rewind to the checkpoint: the placeholder the halt appended must
                         // not persist, or the replay would skip re-invoking `task`.
@@ -994,7 +1106,7 @@ impl Shared {
                 }
                 Err(e) => e.into(),
             },
-            () = wall => Outcome::Wall,
+            o = wall => o,
         }
     }
 
@@ -1064,7 +1176,7 @@ impl Shared {
                         .with_pending(stamped)
                 }
             },
-            Outcome::Cancelled | Outcome::Wall if abort.is_some() || closed => {
+            Outcome::Cancelled | Outcome::Wall | Outcome::Parked(..) if abort.is_some() || closed => {
                 let drained = std::mem::take(&mut n.drained);
                 for item in drained.into_iter().rev() {
                     n.inbox.push_front(item);
@@ -1098,6 +1210,7 @@ impl Shared {
                 )
                 .with_limit(LimitName::MaxWallMs)
             }
+            Outcome::Parked(limit, on_ok, input) => self.park(&mut table, h, limit, on_ok, input),
             Outcome::Budget(limit, why) => {
                 n.drained.clear();
                 n.set_state(HandleState::Idle);
@@ -1129,6 +1242,7 @@ impl Shared {
                 n.result(TaskStatus::Error, format!("the agent's run panicked: {msg}"))
             }
         };
+        let n = table.get_mut(h.id()).expect("known");
         n.settle(result);
         let parent = n.parent.clone();
         if let Some(p) = parent {
@@ -1338,6 +1452,18 @@ impl Shared {
             self.hand_over_slot(&mut table, &p);
         }
     }
+}
+
+/// The `approval` request of an `on_budget` suspension at `limit`, `data.limit` naming it.
+fn approval_request(h: &Handle, limit: LimitName) -> crate::suspend::Request {
+    crate::suspend::Request::new(
+        "approval",
+        format!("budget exhausted ({limit}) for {h}: approve to continue"),
+    )
+    .with_data(serde_json::Map::from_iter([(
+        "limit".to_owned(),
+        serde_json::Value::String(limit.as_str().to_owned()),
+    )]))
 }
 
 /// `next`, the continuation of `first` on the same transcript, with both runs' spending.
