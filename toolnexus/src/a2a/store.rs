@@ -34,7 +34,7 @@ pub struct TaskStoreError(pub String);
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Lease {
-    /// The replica's id (one per process, see [`A2aConfig::replica_id`](super::A2aConfig::replica_id)).
+    /// The replica's id (one per process; the A2A server's `A2aConfig::replica_id`).
     pub owner: String,
     /// When the lease runs out, in milliseconds since the Unix epoch. Wall-clock time, so
     /// replicas sharing a store must have roughly synchronised clocks (NTP).
