@@ -104,7 +104,7 @@ async fn a_database_that_goes_away_is_a_clear_error_and_comes_back() {
     proxy.cut();
     let err = store.get("before").await.unwrap_err().to_string();
     assert!(
-        err.starts_with(&format!("task store: {url}: query failed: ")),
+        err.starts_with(&format!("task store: {url}: database unavailable after ")),
         "{err}"
     );
     assert!(url.to_string().contains(":***@"), "{url}");

@@ -35,6 +35,14 @@ impl TestDb {
             .unwrap_or_else(|e| panic!("reopening {}: {e}", self.url))
     }
 
+    /// The PostgreSQL URL with its password (for a [`Proxy`] or `via`).
+    pub fn url_raw(&self) -> String {
+        match &self.url {
+            StoreUrl::Postgres(raw) => raw.clone(),
+            other => panic!("{other} is not PostgreSQL"),
+        }
+    }
+
     /// `true` for the PostgreSQL one.
     pub fn is_postgres(&self) -> bool {
         matches!(self.url, StoreUrl::Postgres(_))
@@ -125,6 +133,7 @@ pub async fn each_engine() -> Vec<TestDb> {
 pub struct Proxy {
     addr: SocketAddr,
     cut: Arc<AtomicBool>,
+    dropped: Arc<AtomicU32>,
     live: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accept: JoinHandle<()>,
 }
@@ -135,12 +144,14 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
         let addr = listener.local_addr().expect("proxy addr");
         let cut = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new(AtomicU32::new(0));
         let live: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
         let accept = tokio::spawn({
-            let (cut, live) = (cut.clone(), live.clone());
+            let (cut, dropped, live) = (cut.clone(), dropped.clone(), live.clone());
             async move {
                 while let Ok((mut inbound, _)) = listener.accept().await {
                     if cut.load(Ordering::SeqCst) {
+                        dropped.fetch_add(1, Ordering::SeqCst);
                         continue; // dropped: connection reset for the client
                     }
                     let relay = tokio::spawn(async move {
@@ -157,6 +168,7 @@ impl Proxy {
         Proxy {
             addr,
             cut,
+            dropped,
             live,
             accept,
         }
@@ -173,6 +185,11 @@ impl Proxy {
         for relay in self.live.lock().unwrap().drain(..) {
             relay.abort();
         }
+    }
+
+    /// How many connections it dropped while cut: each is one failed attempt of a client.
+    pub fn dropped(&self) -> u32 {
+        self.dropped.load(Ordering::SeqCst)
     }
 
     /// Relays new connections again.

@@ -8,96 +8,14 @@
 #[path = "../../tests/peer/mod.rs"]
 mod peer;
 
+mod replica;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use replica::{ended, pg_url, replica, rpc, send};
+use serde_json::json;
 use toolnexus_mock::{MockModel, Scenario};
-
-/// Kills the replica if the test fails before it does.
-struct Replica {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn pg_url() -> Option<String> {
-    match std::env::var("TOOLNEXUS_PG_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            peer::missing(
-                "PostgreSQL: TOOLNEXUS_PG_URL is not set (`. .ci/pg-start` starts one and sets it)",
-            );
-            None
-        }
-    }
-}
-
-/// Starts a replica on its own 127.0.0.1 port, sharing `store`, leases of `lease_ms`.
-fn replica(model: &MockModel, store: &str, lease_ms: u64) -> Replica {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolnexus"))
-        .args(["serve", "--a2a", "127.0.0.1:0", "--store", store])
-        .args([
-            "--a2a-lease-ms",
-            &lease_ms.to_string(),
-            "--max-running",
-            "256",
-            "--no-confine",
-            "--expose-dangerous",
-        ])
-        .args(["--base-url", &model.base_url(), "--model", "mock-model"])
-        .args(["--api-key-env", "OPENAI_API_KEY"])
-        .env("OPENAI_API_KEY", "sk-not-needed")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().to_owned();
-    assert!(url.starts_with("http://127.0.0.1:"), "{url:?}");
-    Replica { child, url }
-}
-
-async fn rpc(http: &reqwest::Client, replica: &str, method: &str, params: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    http.post(format!("{replica}/"))
-        .json(&body)
-        .timeout(Duration::from_secs(30))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
-fn send(text: &str) -> Value {
-    json!({"message": {"role": "user", "messageId": "m", "parts": [{"kind": "text", "text": text}]},
-           "configuration": {"blocking": false}})
-}
-
-/// Polls `GetTask` on `replica` until the task is terminal (bounded).
-async fn ended(http: &reqwest::Client, replica: &str, id: &str) -> Value {
-    for _ in 0..600 {
-        let task = rpc(http, replica, "GetTask", json!({"id": id})).await["result"].clone();
-        if ["completed", "failed", "canceled"].contains(&task["status"]["state"].as_str().unwrap_or("")) {
-            return task;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("task {id} never ended on {replica}");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_replicas_share_every_task_and_run_each_once() {

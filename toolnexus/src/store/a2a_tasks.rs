@@ -19,7 +19,6 @@
 //! ```
 
 use futures::future::BoxFuture;
-use sqlx::Row as _;
 use tokio::sync::OnceCell;
 
 use super::{Db, DbError, DbOptions, StoreUrl, with_pool};
@@ -77,9 +76,9 @@ impl SqlTaskStore {
             .map_err(|e| TaskStoreError(e.to_string()))
     }
 
-    /// A driver error as a task store error naming the (masked) URL.
-    fn failed(&self, e: sqlx::Error) -> TaskStoreError {
-        TaskStoreError(format!("{}: {}", self.url, DbError::from(e)))
+    /// A database error as a task store error naming the (masked) URL.
+    fn failed(&self, e: DbError) -> TaskStoreError {
+        TaskStoreError(format!("{}: {e}", self.url))
     }
 
     fn encode(&self, task: &Task) -> Result<String, TaskStoreError> {
@@ -103,24 +102,37 @@ impl SqlTaskStore {
                        lease_owner = excluded.lease_owner, lease_expires_at = excluded.lease_expires_at,
                        updated_at = CURRENT_TIMESTAMP";
         let db = self.db().await?;
-        with_pool!(db.pool(), p => sqlx::query(sql)
+        // An upsert of fixed values: a repeat writes the same row again.
+        with_pool!(db.pool(), p => db.retry(|_| sqlx::query(sql)
             .bind(&task.id)
             .bind(task.status.state.as_str())
             .bind(&json)
-            .bind(owner)
+            .bind(owner.as_deref())
             .bind(until)
-            .execute(p)
+            .execute(p))
             .await
-            .map(|_| ()))
+            .map(drop))
         .map_err(|e| self.failed(e))?;
         Ok(())
     }
 
     /// Runs a conditional `UPDATE` with `binds` (all text or integers); `true` when it
     /// changed a row.
-    async fn update(&self, sql: &str, binds: &[Bind<'_>]) -> Result<bool, TaskStoreError> {
+    ///
+    /// Every caller's condition is one the update itself makes false (the task leaves
+    /// `submitted`/`working`, or its JSON changes), so a repeat after a lost answer cannot
+    /// apply twice; it changes nothing instead. `mine` is `(id, task JSON written)`: a repeat
+    /// that changed nothing then finds that exact JSON (it carries a fresh timestamp) and
+    /// counts the first attempt's write as done. A lease renewal, the one update that leaves
+    /// its condition true, passes `None`: its repeat simply matches again.
+    async fn update(
+        &self,
+        sql: &str,
+        binds: &[Bind<'_>],
+        mine: Option<(&str, &str)>,
+    ) -> Result<bool, TaskStoreError> {
         let db = self.db().await?;
-        let changed = with_pool!(db.pool(), p => {
+        let changed = with_pool!(db.pool(), p => db.retry(|attempt| async move {
             let mut query = sqlx::query(sql);
             for bind in binds {
                 query = match *bind {
@@ -128,22 +140,32 @@ impl SqlTaskStore {
                     Bind::Int(n) => query.bind(n),
                 };
             }
-            query.execute(p).await.map(|r| r.rows_affected())
+            let changed = query.execute(p).await?.rows_affected() == 1;
+            let Some((id, json)) = mine.filter(|_| !changed && attempt > 1) else {
+                return Ok(changed);
+            };
+            let stored: Option<String> = sqlx::query_scalar("SELECT task FROM toolnexus_a2a_tasks WHERE id = $1")
+                .bind(id)
+                .fetch_optional(p)
+                .await?;
+            Ok(stored.as_deref() == Some(json))
         })
+        .await)
         .map_err(|e| self.failed(e))?;
-        Ok(changed == 1)
+        Ok(changed)
     }
 
     /// `(task JSON)` of `id`.
     async fn read(&self, id: &str) -> Result<Option<String>, TaskStoreError> {
         let db = self.db().await?;
-        let row =
-            with_pool!(db.pool(), p => sqlx::query("SELECT task FROM toolnexus_a2a_tasks WHERE id = $1")
-            .bind(id)
-            .fetch_optional(p)
-            .await
-            .and_then(|row| row.map(|r| r.try_get::<String, _>(0)).transpose()))
-            .map_err(|e| self.failed(e))?;
+        // A read: repeating it is always safe.
+        let row = with_pool!(db.pool(), p => db.retry(|_| {
+            sqlx::query_scalar("SELECT task FROM toolnexus_a2a_tasks WHERE id = $1")
+                .bind(id)
+                .fetch_optional(p)
+        })
+        .await)
+        .map_err(|e| self.failed(e))?;
         Ok(row)
     }
 }
@@ -203,7 +225,7 @@ impl TaskStore for SqlTaskStore {
                 Bind::Text(&task.id),
                 Bind::Text(owner),
             ];
-            self.update(&sql, &binds).await
+            self.update(&sql, &binds, Some((&task.id, &json))).await
         })
     }
 
@@ -218,7 +240,7 @@ impl TaskStore for SqlTaskStore {
                 Bind::Text(id),
                 Bind::Text(&lease.owner),
             ];
-            self.update(&sql, &binds).await
+            self.update(&sql, &binds, None).await
         })
     }
 
@@ -245,7 +267,11 @@ impl TaskStore for SqlTaskStore {
                                lease_owner = NULL, lease_expires_at = NULL, updated_at = CURRENT_TIMESTAMP
                            WHERE id = $2 AND task = $3";
                 if self
-                    .update(sql, &[Bind::Text(&canceled), Bind::Text(id), Bind::Text(&json)])
+                    .update(
+                        sql,
+                        &[Bind::Text(&canceled), Bind::Text(id), Bind::Text(&json)],
+                        Some((id, &canceled)),
+                    )
                     .await?
                 {
                     return Ok(Some(task));
@@ -267,17 +293,11 @@ impl TaskStore for SqlTaskStore {
                  WHERE lease_owner IS NOT NULL AND lease_expires_at < $1 AND {ACTIVE}
                  ORDER BY lease_expires_at LIMIT $2"
             );
-            let rows = with_pool!(db.pool(), p => sqlx::query(&sql)
-                .bind(now)
-                .bind(SWEEP_BATCH)
-                .fetch_all(p)
-                .await
-                .and_then(|rows| rows.iter().map(|r| Ok((
-                    r.try_get::<String, _>(0)?,
-                    r.try_get::<String, _>(1)?,
-                    r.try_get::<String, _>(2)?,
-                    r.try_get::<i64, _>(3)?,
-                ))).collect::<Result<Vec<_>, sqlx::Error>>()))
+            // A read: repeating it is always safe.
+            let rows: Vec<(String, String, String, i64)> = with_pool!(db.pool(), p => db.retry(|_| {
+                sqlx::query_as(&sql).bind(now).bind(SWEEP_BATCH).fetch_all(p)
+            })
+            .await)
             .map_err(|e| self.failed(e))?;
             let mut failed = Vec::new();
             for (id, json, owner, expired) in rows {
@@ -308,7 +328,7 @@ impl TaskStore for SqlTaskStore {
                     Bind::Int(expired),
                     Bind::Int(now),
                 ];
-                if self.update(&sql, &binds).await? {
+                if self.update(&sql, &binds, Some((&id, &json))).await? {
                     failed.push(task);
                 }
             }

@@ -48,11 +48,14 @@ impl SqlConversationStore {
 impl ConversationStore for SqlConversationStore {
     fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Versioned>, StoreError>> {
         Box::pin(async move {
+            // A read: repeating it is always safe.
             let row: Option<(String, i64)> = with_pool!(self.db.pool(), p => {
-                sqlx::query_as("SELECT messages, version FROM toolnexus_conversations WHERE id = $1")
-                    .bind(id)
-                    .fetch_optional(p)
-                    .await
+                self.db.retry(|_| {
+                    sqlx::query_as("SELECT messages, version FROM toolnexus_conversations WHERE id = $1")
+                        .bind(id)
+                        .fetch_optional(p)
+                })
+                .await
             })
             .map_err(|e| self.failed(id, "loading", e))?;
             let Some((messages, version)) = row else {
@@ -76,35 +79,52 @@ impl ConversationStore for SqlConversationStore {
             let body = serde_json::to_string(&messages).map_err(|e| self.failed(id, "encoding", e))?;
             let next = Version::after(expected);
             let next_i = i64::try_from(next.get()).map_err(|e| self.failed(id, "saving", e))?;
-            // One statement each: the row's version is checked and bumped atomically.
-            let done = match expected {
-                None => with_pool!(self.db.pool(), p => {
-                    sqlx::query(
-                        "INSERT INTO toolnexus_conversations (id, version, messages) VALUES ($1, $2, $3)
-                         ON CONFLICT (id) DO NOTHING",
+            let expected_i = expected.map(|v| i64::try_from(v.get()).unwrap_or(i64::MAX));
+            let body = body.as_str();
+            // One statement each: the row's version is checked and bumped atomically, so a
+            // repeat after a lost answer cannot apply twice: the first made the row's version
+            // `next`, and the repeat changes nothing. A repeat that changed nothing checks
+            // whether the row is exactly this write (version `next`, these messages): then it
+            // was ours. Another writer can only match that with the same messages on the same
+            // base, which loses no turn.
+            let done = with_pool!(self.db.pool(), p => {
+                self.db.retry(|attempt| async move {
+                    let changed = match expected_i {
+                        None => sqlx::query(
+                            "INSERT INTO toolnexus_conversations (id, version, messages) VALUES ($1, $2, $3)
+                             ON CONFLICT (id) DO NOTHING",
+                        )
+                        .bind(id)
+                        .bind(next_i)
+                        .bind(body)
+                        .execute(p)
+                        .await?,
+                        Some(v) => sqlx::query(
+                            "UPDATE toolnexus_conversations
+                             SET messages = $1, version = $2, updated_at = CURRENT_TIMESTAMP
+                             WHERE id = $3 AND version = $4",
+                        )
+                        .bind(body)
+                        .bind(next_i)
+                        .bind(id)
+                        .bind(v)
+                        .execute(p)
+                        .await?,
+                    }
+                    .rows_affected();
+                    if changed == 1 || attempt == 1 {
+                        return Ok(changed);
+                    }
+                    let row: Option<(String, i64)> = sqlx::query_as(
+                        "SELECT messages, version FROM toolnexus_conversations WHERE id = $1",
                     )
                     .bind(id)
-                    .bind(next_i)
-                    .bind(&body)
-                    .execute(p)
-                    .await
-                    .map(|r| r.rows_affected())
-                }),
-                Some(v) => with_pool!(self.db.pool(), p => {
-                    sqlx::query(
-                        "UPDATE toolnexus_conversations
-                         SET messages = $1, version = $2, updated_at = CURRENT_TIMESTAMP
-                         WHERE id = $3 AND version = $4",
-                    )
-                    .bind(&body)
-                    .bind(next_i)
-                    .bind(id)
-                    .bind(i64::try_from(v.get()).unwrap_or(i64::MAX))
-                    .execute(p)
-                    .await
-                    .map(|r| r.rows_affected())
-                }),
-            }
+                    .fetch_optional(p)
+                    .await?;
+                    Ok(u64::from(row.is_some_and(|(m, v)| v == next_i && m == body)))
+                })
+                .await
+            })
             .map_err(|e| self.failed(id, "saving", e))?;
             if done == 1 {
                 Ok(next)

@@ -49,7 +49,17 @@ pub enum DbError {
         /// The highest version this build carries.
         known: u32,
     },
-    /// A query failed.
+    /// A statement kept failing for a transient reason (the database away or restarting,
+    /// SQLite locked) through every retry of [`DbOptions::query_retries`](super::DbOptions).
+    #[error("database unavailable after {attempts} attempt(s): {source}")]
+    Unavailable {
+        /// How many times the statement was tried.
+        attempts: u32,
+        /// The driver's last error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// A query failed (not transiently: not retried).
     #[error("query failed: {source}")]
     Query {
         /// The driver's error.

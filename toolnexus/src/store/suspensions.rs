@@ -38,12 +38,15 @@ impl SqlSuspensions {
     }
 
     async fn row(&self, id: &str) -> Result<Option<Recorded>, SuspensionError> {
+        // A read: repeating it is always safe.
         let row: Option<Row> = with_pool!(self.db.pool(), p => {
-            sqlx::query_as(
-                "SELECT request, conversation, transcript, answer FROM toolnexus_suspensions WHERE id = $1",
-            )
-            .bind(id)
-            .fetch_optional(p)
+            self.db.retry(|_| {
+                sqlx::query_as(
+                    "SELECT request, conversation, transcript, answer FROM toolnexus_suspensions WHERE id = $1",
+                )
+                .bind(id)
+                .fetch_optional(p)
+            })
             .await
         })
         .map_err(|e| self.failed(id, "loading", e))?;
@@ -71,18 +74,34 @@ impl SuspensionStore for SqlSuspensions {
             let encode = |e| self.failed(id, "encoding", e);
             let request = serde_json::to_string(&suspension.request).map_err(encode)?;
             let transcript = serde_json::to_string(&suspension.transcript).map_err(encode)?;
+            let (request, transcript) = (request.as_str(), transcript.as_str());
+            // A repeat after a lost answer hits the primary key the first one wrote; the
+            // request (with its unique id) being exactly this one says that write was ours.
             with_pool!(self.db.pool(), p => {
-                sqlx::query(
-                    "INSERT INTO toolnexus_suspensions (id, conversation, request, transcript, state)
-                     VALUES ($1, $2, $3, $4, 'pending')",
-                )
-                .bind(id)
-                .bind(suspension.conversation.as_deref())
-                .bind(&request)
-                .bind(&transcript)
-                .execute(p)
+                self.db.retry(|attempt| async move {
+                    let inserted = sqlx::query(
+                        "INSERT INTO toolnexus_suspensions (id, conversation, request, transcript, state)
+                         VALUES ($1, $2, $3, $4, 'pending')",
+                    )
+                    .bind(id)
+                    .bind(suspension.conversation.as_deref())
+                    .bind(request)
+                    .bind(transcript)
+                    .execute(p)
+                    .await;
+                    match inserted {
+                        Err(e) if attempt > 1 && e.as_database_error().is_some_and(|d| d.is_unique_violation()) => {
+                            let stored: Option<(String,)> =
+                                sqlx::query_as("SELECT request FROM toolnexus_suspensions WHERE id = $1")
+                                    .bind(id)
+                                    .fetch_optional(p)
+                                    .await?;
+                            if stored.is_some_and(|(r,)| r == request) { Ok(()) } else { Err(e) }
+                        }
+                        other => other.map(drop),
+                    }
+                })
                 .await
-                .map(drop)
             })
             .map_err(|e| self.failed(id, "recording", e))?;
             Ok(())
@@ -106,7 +125,12 @@ impl SuspensionStore for SqlSuspensions {
                 });
             }
             let body = serde_json::to_string(answer).map_err(|e| self.failed(id, "encoding", e))?;
+            // Only getting a connection is retried, never the claim itself: a claim whose answer
+            // was lost cannot tell "mine" from a second, identical answer (a retried webhook),
+            // and taking it for mine would resume the run twice. Such a failure is reported;
+            // answering again then says "already answered" if the first one landed.
             let claimed = with_pool!(self.db.pool(), p => {
+                let mut conn = self.db.retry(|_| p.acquire()).await.map_err(|e| self.failed(id, "answering", e))?;
                 sqlx::query(
                     "UPDATE toolnexus_suspensions
                      SET state = 'answered', answer = $1, answered_at = CURRENT_TIMESTAMP
@@ -114,11 +138,11 @@ impl SuspensionStore for SqlSuspensions {
                 )
                 .bind(&body)
                 .bind(id)
-                .execute(p)
+                .execute(&mut *conn)
                 .await
                 .map(|r| r.rows_affected() == 1)
             })
-            .map_err(|e| self.failed(id, "answering", e))?;
+            .map_err(|e| self.failed(id, "answering", super::DbError::from(e)))?;
             match self.row(id).await? {
                 Some((suspension, _)) if claimed => Ok(suspension),
                 Some(_) => Err(SuspensionError::AlreadyAnswered { id: id.to_owned() }),
