@@ -754,3 +754,48 @@ fn regression_skill_frontmatter_alias_bomb_is_bounded() {
     assert_eq!(inventory.skills[0].name, "bomb");
     assert_eq!(inventory.skills[0].description.as_deref(), Some("d"));
 }
+
+/// An OpenAPI document in YAML is read whole into a tree: an alias bomb (nine levels of nine
+/// aliases, 387 million nodes expanded) and nesting thousands of levels deep, in a file of a
+/// few KB, are refused with where they were found, at once and without the memory they would
+/// expand to. The bomb passes its 250,000 copied nodes at l5's second alias (l0..l4 anchored
+/// and aliased copy 149,450 nodes, each alias of l4 66,430 more).
+#[test]
+fn regression_openapi_yaml_alias_bomb_and_deep_nesting_are_bounded() {
+    let mut bomb =
+        String::from("servers: [{url: 'http://127.0.0.1:1'}]\nl0: &l0 [x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..9 {
+        let p = i - 1;
+        bomb.push_str(&format!(
+            "l{i}: &l{i} [*l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}]\n"
+        ));
+    }
+    bomb.push_str("paths: {}\n");
+    let deep = format!("paths:\n  x:\n    {}x\n", "- ".repeat(5_000));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("openapi.yaml");
+    for (doc, message) in [
+        (
+            bomb,
+            "anchors and aliases expand to more than 250000 nodes at line 7 column 15",
+        ),
+        (deep, "nested deeper than 128 levels at line 3 column 257"),
+    ] {
+        std::fs::write(&path, doc).unwrap();
+        let start = Instant::now();
+        let err = RT
+            .block_on(http_tools_from_openapi(
+                OpenApiSource::Path(path.clone()),
+                OpenApiOptions::default(),
+            ))
+            .unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "OpenAPI spec {}: not valid JSON or YAML: {message}",
+                path.display()
+            )
+        );
+    }
+}

@@ -385,10 +385,18 @@ async fn openapi_from_yaml_file_and_url_and_errors() {
     );
 
     std::fs::write(&path, "paths: [unterminated").unwrap();
-    let err = http_tools_from_openapi(OpenApiSource::Path(path), opts.clone())
+    let err = http_tools_from_openapi(OpenApiSource::Path(path.clone()), opts.clone())
         .await
         .unwrap_err();
     assert!(matches!(err, OpenApiError::Parse { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "OpenAPI spec {}: not valid JSON or YAML: while parsing a flow sequence, \
+             expected ',' or ']' at line 2 column 1",
+            path.display()
+        )
+    );
 
     let err = http_tools_from_openapi(json!({"openapi": "3"}), opts.clone())
         .await

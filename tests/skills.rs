@@ -124,7 +124,7 @@ fn corpus(tmp: &Path) -> std::path::PathBuf {
         "---\nname: \"q: x\"\ndescription: 'it''s'\n---\nQ.\n",
     );
     write(&root, "nofront/SKILL.md", "Just a body.\n");
-    // YAML edge cases the two parsers must read alike (PyYAML vs serde-saphyr).
+    // YAML edge cases the two parsers must read alike (PyYAML vs yaml-rust2 and toolnexus::yaml).
     for (dir, fm) in YAML_CASES {
         write(
             &root,

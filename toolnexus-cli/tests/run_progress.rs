@@ -2,32 +2,13 @@
 //! the scripted mock model calls a tool of a real MCP server (the Python `mcp` 2.x SDK peer,
 //! `tests/peers/mcp/server.py`) that reports progress.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use toolnexus_mock::{MockModel, Scenario};
 
-#[path = "../../tests/peer/mod.rs"]
-mod peer;
+mod python;
 
-/// The Python with the `mcp` 2.x SDK (what `.ci/run` installs), or `None` after a visible
-/// skip (a failure in CI).
-fn python_mcp2() -> Option<String> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let python = std::env::var("TOOLNEXUS_PYTHON_MCP2")
-        .unwrap_or_else(|_| root.join("target/ci-venv-mcp2/bin/python").display().to_string());
-    let probe = Command::new(&python)
-        .args(["-c", "import mcp.server.mcpserver"])
-        .output();
-    if probe.is_ok_and(|o| o.status.success()) {
-        return Some(python);
-    }
-    peer::missing(&format!(
-        "`{python}` cannot import the Python `mcp` 2.x SDK (set TOOLNEXUS_PYTHON_MCP2 to a venv \
-         python with `pip install mcp==2.3.0`)"
-    ));
-    None
-}
+use python::{peer_script, python_mcp2};
 
 #[test]
 fn a_tools_progress_is_shown_on_stderr() {
@@ -37,10 +18,9 @@ fn a_tools_progress_is_shown_on_stderr() {
         .block_on(MockModel::start("127.0.0.1:0", Scenario::Planner))
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let server = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/peers/mcp/server.py");
     let log = dir.path().join("events.jsonl");
     let config = serde_json::json!({"mcpServers": {"py": {
-        "command": [python, server.display().to_string(), log.display().to_string()],
+        "command": [python, peer_script("server.py"), log.display().to_string()],
         "timeout": 20000
     }}});
     let cfg = dir.path().join("mcp.json");

@@ -8,6 +8,8 @@ use serde_json::json;
 use toolnexus::mcp::{LoadOptions, McpConfig, McpStatus, load};
 use toolnexus::{ToolContext, Toolkit};
 
+mod python;
+
 #[tokio::test]
 async fn serve_exposes_the_toolkit_over_mcp_until_sigterm() {
     let dir = tempfile::tempdir().unwrap();
@@ -231,5 +233,71 @@ fn serve_refuses_the_network_without_a_token_and_a_missing_token_variable() {
             "toolnexus: --auth-token-env NO_SUCH_TOKEN_VAR: the environment variable NO_SUCH_TOKEN_VAR is not set\n"
                 .to_owned()
         )
+    );
+}
+
+/// `toolnexus serve --mcp` over the Python 2.x SDK server (`py_ask_city` asks its client
+/// "Which city?" by `elicitation/create`), called by the Python 1.x client in `mode`
+/// (`tests/peers/mcp/gateway_client.py`): what that client printed.
+fn ask_city_through_the_cli_gateway(mode: &str) -> Option<serde_json::Value> {
+    let (Some(server_python), Some(client_python)) = (python::python_mcp2(), python::python_mcp1()) else {
+        return None;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events.jsonl");
+    let config = json!({"mcpServers": {"py": {
+        "command": [server_python, python::peer_script("server.py"), log.display().to_string()],
+        "timeout": 20000
+    }}});
+    let cfg = dir.path().join("mcp.json");
+    std::fs::write(&cfg, config.to_string()).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_toolnexus"))
+        .args(["serve", "--mcp", "127.0.0.1:0", "--no-builtins"])
+        .args(["--config", cfg.to_str().unwrap()])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Reaper(child);
+    let mut url = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let client = Command::new(client_python)
+        .arg(python::peer_script("gateway_client.py"))
+        .args([url.trim(), mode])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&client.stderr);
+    assert!(client.status.success(), "python failed: {stderr}");
+    let mut got: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+    got.as_object_mut().unwrap().remove("session");
+    Some(got)
+}
+
+#[test]
+fn serve_relays_an_upstream_servers_elicitation_to_a_client_that_can_answer() {
+    let Some(got) = ask_city_through_the_cli_gateway("city_accept") else {
+        return;
+    };
+    let form = json!({"message": "Which city?", "schema": {
+        "type": "object", "title": "City",
+        "properties": {"city": {"type": "string", "title": "City"}},
+        "required": ["city"]}});
+    assert_eq!(
+        got,
+        json!({"asked": [form], "result": [r#"{"result":"city: Oslo"}"#], "isError": false})
+    );
+}
+
+#[test]
+fn serve_declines_an_upstream_elicitation_for_a_client_without_the_capability() {
+    let Some(got) = ask_city_through_the_cli_gateway("city_plain") else {
+        return;
+    };
+    assert_eq!(
+        got,
+        json!({"asked": [], "result": [r#"{"result":"no city (decline)"}"#], "isError": false})
     );
 }

@@ -33,6 +33,7 @@ use crate::context::ToolContext;
 use crate::mcp::expand_env;
 use crate::result::ToolResult;
 use crate::tool::{Tool, ToolSource, sanitize};
+use crate::yaml;
 
 /// Request timeout when neither the spec nor the call context sets one.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -462,14 +463,25 @@ async fn fetch(url: &str) -> Result<String, String> {
     Ok(text)
 }
 
+/// Deep enough for any schema; anchors and aliases may copy as many nodes as the parser's
+/// former default allowed in all (a few MB of tree), so an alias bomb is refused.
+const OPENAPI_YAML_LIMITS: yaml::Limits = yaml::Limits {
+    max_depth: 128,
+    max_copies: 250_000,
+};
+
 fn parse_document(text: &str, origin: &str) -> Result<Value, OpenApiError> {
     if let Ok(v) = serde_json::from_str(text) {
         return Ok(v);
     }
-    serde_saphyr::from_str::<Value>(text).map_err(|e| OpenApiError::Parse {
+    let parse_error = |e: yaml::Error| OpenApiError::Parse {
         origin: origin.to_owned(),
         message: e.to_string(),
-    })
+    };
+    match yaml::parse(text, OPENAPI_YAML_LIMITS).map_err(parse_error)? {
+        Some(node) => node.into_json().map_err(parse_error),
+        None => Ok(Value::Null),
+    }
 }
 
 fn openapi_tools(doc: &Value, origin: &str, options: &OpenApiOptions) -> Result<Vec<Tool>, OpenApiError> {

@@ -92,6 +92,8 @@ pub mod tool;
 pub mod toolkit;
 #[cfg(any(feature = "skills", feature = "builtins"))]
 mod walk;
+#[cfg(any(feature = "skills", feature = "http"))]
+mod yaml;
 
 pub use assembly::{BuildError, ToolkitOptions};
 pub use content::ContentPart;

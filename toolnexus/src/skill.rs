@@ -35,13 +35,13 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::result::ToolResult;
 use crate::tool::{Tool, ToolSource};
 use crate::walk::{Found, Links};
+use crate::yaml;
 
 /// The `skill` tool's description: opencode's `skill.txt`, verbatim (SPEC §3).
 pub const SKILL_TOOL_DESCRIPTION: &str = "Load a specialized skill when the task at hand matches one of the skills listed in the system prompt.
@@ -638,155 +638,37 @@ fn py_strip(s: &str) -> &str {
     s.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 
-/// One frontmatter value: a scalar's text, or `None` for null / sequence / mapping.
-/// Numbers and booleans are re-read from the source text so `3.10` stays `"3.10"`.
-enum Node {
-    Text(String),
-    Typed,
-    NotScalar,
-}
-
-impl<'de> Deserialize<'de> for Node {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Node;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any YAML value")
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Node, E> {
-                Ok(Node::Text(v.to_owned()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Node, E> {
-                Ok(Node::Text(v))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Node, E> {
-                Ok(Node::Typed)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Node, E> {
-                Ok(Node::Typed)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Node, E> {
-                Ok(Node::Typed)
-            }
-            fn visit_i128<E>(self, _: i128) -> Result<Node, E> {
-                Ok(Node::Typed)
-            }
-            fn visit_u128<E>(self, _: u128) -> Result<Node, E> {
-                Ok(Node::Typed)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Node, E> {
-                Ok(Node::Typed)
-            }
-            fn visit_unit<E>(self) -> Result<Node, E> {
-                Ok(Node::NotScalar)
-            }
-            fn visit_none<E>(self) -> Result<Node, E> {
-                Ok(Node::NotScalar)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
-                Node::deserialize(d)
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<Node, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Node::NotScalar)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Node, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Node::NotScalar)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// The top-level document: a mapping's entries with spans, or anything else.
-struct Document(Option<Vec<(String, serde_saphyr::Spanned<Node>)>>);
-
-impl<'de> Deserialize<'de> for Document {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Document;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a YAML document")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Document, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(entry) = a.next_entry()? {
-                    entries.push(entry);
-                }
-                Ok(Document(Some(entries)))
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<Document, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Document(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Document, E> {
-                Ok(Document(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Document, E> {
-                Ok(Document(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Document, E> {
-                Ok(Document(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Document, E> {
-                Ok(Document(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Document, E> {
-                Ok(Document(None))
-            }
-            fn visit_unit<E>(self) -> Result<Document, E> {
-                Ok(Document(None))
-            }
-            fn visit_none<E>(self) -> Result<Document, E> {
-                Ok(Document(None))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
+/// A frontmatter is a handful of keys: an alias bomb in a skill from an untrusted tree is
+/// refused at once (the line-wise fallback still reads its name and description).
+const FRONTMATTER_LIMITS: yaml::Limits = yaml::Limits {
+    max_depth: 64,
+    max_copies: 10_000,
+};
 
 /// Parses a frontmatter block. `Ok(None)`: valid YAML that is not a mapping (or empty);
-/// `Ok(Some)`: key → trimmed scalar text (`None` for a non-scalar); `Err`: the parser's message.
+/// `Ok(Some)`: key → trimmed scalar text (`None` for a non-scalar or null); `Err`: the
+/// parser's message, with line and column. A scalar's text is as written: `3.10` stays
+/// `"3.10"`, `yes` stays `"yes"`.
 #[allow(clippy::type_complexity)]
 fn parse_yaml_block(block: &str) -> Result<Option<Vec<(String, Option<String>)>>, String> {
-    if block.lines().all(|l| {
-        let l = l.trim();
-        l.is_empty() || l.starts_with('#')
-    }) {
-        return Ok(None); // an empty document is YAML null, not an error
-    }
-    let mut options = serde_saphyr::Options::default();
-    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
-    // A frontmatter is a handful of keys. The parser's defaults (a million events) let an
-    // alias bomb in a skill from an untrusted tree cost seconds; these refuse it at once.
-    options.budget = serde_saphyr::budget! { max_events: 20_000, max_nodes: 10_000, max_aliases: 1_000 };
-    options.alias_limits = serde_saphyr::alias_limits! { max_total_replayed_events: 10_000 };
-    let doc: Document = serde_saphyr::from_str_with_options(block, options)
-        .map_err(|e| e.to_string().replace('\n', " ").trim().to_owned())?;
-    Ok(doc.0.map(|entries| {
-        entries
-            .into_iter()
-            .map(|(key, spanned)| {
-                let text = match spanned.value {
-                    Node::Text(s) => Some(s),
-                    Node::Typed => source_text(block, &spanned.defined),
-                    Node::NotScalar => None,
-                };
-                (key, text.map(|t| py_strip(&t).to_owned()))
-            })
-            .collect()
-    }))
-}
-
-/// The source text of a plain scalar (a number or boolean), from its span.
-fn source_text(block: &str, at: &serde_saphyr::Location) -> Option<String> {
-    let span = at.span();
-    let start = usize::try_from(span.byte_offset()?).ok()?;
-    let len = usize::try_from(span.byte_len()?).ok()?;
-    block.get(start..start + len).map(str::to_owned)
+    let Some(yaml::Node::Map(entries)) = yaml::parse(block, FRONTMATTER_LIMITS).map_err(|e| e.to_string())?
+    else {
+        return Ok(None);
+    };
+    entries
+        .into_iter()
+        .map(|yaml::Entry { key, value, at }| {
+            let yaml::Node::Scalar(key) = key else {
+                return Err(yaml::Error::key_not_scalar(at).to_string());
+            };
+            let text = match value {
+                yaml::Node::Scalar(s) if !s.is_null() => Some(py_strip(&s.text).to_owned()),
+                _ => None,
+            };
+            Ok((key.text, text))
+        })
+        .collect::<Result<_, _>>()
+        .map(Some)
 }
 
 fn skill_tool(skills: Arc<[SkillInfo]>, sample_limit: SampleLimit) -> Tool {

@@ -22,6 +22,7 @@ if ONCE:
 import anyio
 from pydantic import BaseModel
 from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp import types
 from mcp.types import ToolAnnotations
 from mcp.shared.exceptions import MCPError
 
@@ -105,7 +106,11 @@ class City(BaseModel):
 
 @server.tool()
 async def ask_city(ctx: Context) -> str:
-    """Ask the client which city (MCP elicitation/create) and say what came back."""
+    """Ask the client which city (MCP elicitation/create) and say what came back; a client
+    that did not declare elicitation is not asked, as the protocol requires."""
+    asks = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    if not ctx.session.check_client_capability(asks):
+        return "no city (the client cannot be asked)"
     answer = await ctx.elicit("Which city?", City)
     if answer.action == "accept":
         return f"city: {answer.data.city}"

@@ -15,12 +15,14 @@ use std::time::Duration;
 use clap::Args;
 use toolnexus::a2a::A2aConfig;
 use toolnexus::client::Client;
+use toolnexus::mcp::LoadOptions;
 use toolnexus::mcp::serve::McpServeConfig;
 use toolnexus::serve::{
     A2aProfile, AuthToken, DANGEROUS_TOOLS, Limits, RequestEvent, ServeError, ServeHandle, ServeOptions,
     serve,
 };
 use toolnexus::store::{SqlTaskStore, StoreUrl, Stores};
+use toolnexus::suspend::{Answer, AnswerReason, Request, WaitFor};
 use toolnexus::{Toolkit, ToolkitOptions};
 
 use super::ToolkitArgs;
@@ -196,8 +198,18 @@ impl Serve {
     }
 
     /// The toolkit, its file tools confined to the working directory unless `--no-confine`.
+    ///
+    /// Served over MCP, its upstream servers are loaded declaring elicitation: an upstream
+    /// server's `elicitation/create` then reaches the calling client when that client declared
+    /// the capability, and is declined for one that did not (nobody at this process could answer).
     async fn build_toolkit(&self) -> Result<Toolkit, Failure> {
         let mut options = ToolkitOptions::default();
+        if self.mcp.is_some() {
+            let decline: WaitFor = Arc::new(|request: Request| {
+                Box::pin(async move { Answer::declined(request.id, AnswerReason::Declined) })
+            });
+            options = options.mcp_load(LoadOptions::default().wait_for(decline));
+        }
         if !self.no_confine {
             let cwd = std::env::current_dir()
                 .map_err(|e| Failure::new(format!("cannot read the working directory: {e}")))?;
