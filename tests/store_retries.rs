@@ -97,6 +97,51 @@ async fn statements_retried_through_a_cut_succeed_once_postgres_is_back() {
 }
 
 #[tokio::test]
+async fn a_write_applied_whose_answer_was_lost_is_recognised_as_its_own_on_the_retry() {
+    let Some(t) = fresh_postgres().await else { return };
+    let proxy = Proxy::start(pg_addr(&t.url_raw())).await;
+    let (db, _) = through(&t, &proxy, patient()).await;
+    let conversations = SqlConversationStore::new(db.clone());
+    let v1 = conversations
+        .save_if("c", vec![json!("one")], None)
+        .await
+        .unwrap();
+    // The update reaches PostgreSQL and commits, but its answer never comes back.
+    proxy.lose_answer(b"UPDATE 1");
+    let save = tokio::spawn(async move {
+        conversations
+            .save_if("c", vec![json!("one"), json!("two")], Some(v1))
+            .await
+    });
+    let direct = SqlConversationStore::new(t.reopen().await);
+    let mut committed = false;
+    for _ in 0..500 {
+        if direct
+            .load("c")
+            .await
+            .unwrap()
+            .is_some_and(|(_, v)| v == Version::new(2))
+        {
+            committed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(committed, "the muted update was applied");
+    // The connection drops; the retry finds its version already moved, by this very write.
+    outage(&proxy).await;
+    let saved = tokio::time::timeout(Duration::from_secs(30), save)
+        .await
+        .expect("the save finished")
+        .unwrap();
+    assert_eq!(saved.unwrap(), Version::new(2), "not a conflict with itself");
+    assert_eq!(
+        direct.load("c").await.unwrap(),
+        Some((vec![json!("one"), json!("two")], Version::new(2)))
+    );
+}
+
+#[tokio::test]
 async fn past_the_budget_the_error_is_typed_and_names_the_store_without_its_password() {
     let Some(t) = fresh_postgres().await else { return };
     let proxy = Proxy::start(pg_addr(&t.url_raw())).await;

@@ -130,9 +130,12 @@ pub async fn each_engine() -> Vec<TestDb> {
 
 /// A TCP relay on 127.0.0.1 to `target`. [`Proxy::cut`] drops every relayed connection and
 /// refuses new ones until [`Proxy::restore`]: to the client, the database went away.
+/// [`Proxy::lose_answer`] drops the server's answer that carries a marker, and everything
+/// after it on that connection: a statement that is applied while its answer is lost.
 pub struct Proxy {
     addr: SocketAddr,
     cut: Arc<AtomicBool>,
+    lose: Lose,
     dropped: Arc<AtomicU32>,
     live: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accept: JoinHandle<()>,
@@ -144,19 +147,26 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
         let addr = listener.local_addr().expect("proxy addr");
         let cut = Arc::new(AtomicBool::new(false));
+        let lose: Lose = Arc::default();
         let dropped = Arc::new(AtomicU32::new(0));
         let live: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
         let accept = tokio::spawn({
-            let (cut, dropped, live) = (cut.clone(), dropped.clone(), live.clone());
+            let (cut, lose, dropped, live) = (cut.clone(), lose.clone(), dropped.clone(), live.clone());
             async move {
                 while let Ok((mut inbound, _)) = listener.accept().await {
                     if cut.load(Ordering::SeqCst) {
                         dropped.fetch_add(1, Ordering::SeqCst);
                         continue; // dropped: connection reset for the client
                     }
+                    let lose = lose.clone();
                     let relay = tokio::spawn(async move {
                         if let Ok(mut outbound) = TcpStream::connect(target).await {
-                            let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                            let (mut from_client, mut to_client) = inbound.split();
+                            let (mut from_server, mut to_server) = outbound.split();
+                            tokio::select! {
+                                _ = tokio::io::copy(&mut from_client, &mut to_server) => {}
+                                _ = answers(&mut from_server, &mut to_client, &lose) => {}
+                            }
                         }
                     });
                     let mut live = live.lock().unwrap();
@@ -168,6 +178,7 @@ impl Proxy {
         Proxy {
             addr,
             cut,
+            lose,
             dropped,
             live,
             accept,
@@ -195,6 +206,44 @@ impl Proxy {
     /// Relays new connections again.
     pub fn restore(&self) {
         self.cut.store(false, Ordering::SeqCst);
+    }
+
+    /// The next answer of the server whose bytes contain `marker` (e.g. PostgreSQL's command
+    /// tag `UPDATE 1`) is dropped, with everything after it on its connection; what the
+    /// client sends is still relayed. Once.
+    pub fn lose_answer(&self, marker: &'static [u8]) {
+        *self.lose.lock().unwrap() = Some(marker);
+    }
+}
+
+/// The marker of the answer to lose, if one is armed.
+type Lose = Arc<Mutex<Option<&'static [u8]>>>;
+
+/// Copies the server's answers to the client until either side closes, or until the answer
+/// `lose` names, which it drops together with what follows.
+async fn answers(
+    from_server: &mut tokio::net::tcp::ReadHalf<'_>,
+    to_client: &mut tokio::net::tcp::WriteHalf<'_>,
+    lose: &Lose,
+) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut buf = vec![0; 16 * 1024];
+    let mut silent = false;
+    loop {
+        let n = match from_server.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if !silent {
+            let mut armed = lose.lock().unwrap();
+            if armed.is_some_and(|m| buf[..n].windows(m.len()).any(|w| w == m)) {
+                *armed = None;
+                silent = true;
+            }
+        }
+        if !silent && to_client.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
     }
 }
 

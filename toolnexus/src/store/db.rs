@@ -213,6 +213,9 @@ fn backoff(first: Duration, attempts: u32) -> Duration {
 fn transient(e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => true,
+        // A connection closed before PostgreSQL answered the TLS probe (a server going down,
+        // a proxy dropping it): sqlx reads the end of the stream as a zero byte.
+        sqlx::Error::Protocol(m) => m.starts_with("unexpected response from SSLRequest: 0x00 "),
         sqlx::Error::Database(db) => db.code().is_some_and(|code| transient_code(&code)),
         _ => false,
     }
@@ -248,6 +251,14 @@ mod tests {
         for code in ["19", "2067", "23505", "42601", "28P01", "40001"] {
             assert!(!transient_code(code), "{code}");
         }
+    }
+
+    #[test]
+    fn a_connection_closed_during_the_tls_probe_is_transient() {
+        let closed = "unexpected response from SSLRequest: 0x00 (sqlx_postgres::connection::tls:95)";
+        assert!(transient(&sqlx::Error::Protocol(closed.into())));
+        let other = "unexpected response from SSLRequest: 0x45 (sqlx_postgres::connection::tls:95)";
+        assert!(!transient(&sqlx::Error::Protocol(other.into())));
     }
 
     #[test]
