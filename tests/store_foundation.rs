@@ -6,7 +6,7 @@ mod store_support;
 
 use std::time::Duration;
 
-use store_support::{Proxy, each_engine, fresh_postgres, pg_addr, pg_server, via, with_database};
+use store_support::{Proxy, each_engine, fresh_postgres, pg_addr, via, with_database};
 use toolnexus::store::{Db, DbError, DbOptions, StoreUrl, migrate::MIGRATIONS};
 
 async fn ledger(db: &Db) -> Vec<(i32, String)> {
@@ -82,7 +82,9 @@ async fn drop_schema(db: &Db) {
 
 #[tokio::test]
 async fn a_wrong_password_fails_without_showing_it() {
-    let Some(server) = pg_server() else { return };
+    let Some(server) = peer::postgres_url() else {
+        return;
+    };
     let mut url = url::Url::parse(&server).unwrap();
     url.set_password(Some("not-the-Pa55word")).unwrap();
     let store: StoreUrl = url.as_str().parse().unwrap();
@@ -99,7 +101,9 @@ async fn a_wrong_password_fails_without_showing_it() {
 
 #[tokio::test]
 async fn an_unreachable_database_fails_after_bounded_retries_naming_the_url() {
-    let Some(server) = pg_server() else { return };
+    let Some(server) = peer::postgres_url() else {
+        return;
+    };
     let proxy = Proxy::start(pg_addr(&server)).await;
     proxy.cut();
     let store: StoreUrl = via(&with_database(&server, "postgres"), proxy.addr())

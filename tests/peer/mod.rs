@@ -40,3 +40,16 @@ extern "C" fn summary() {
         skipped.join(", ")
     );
 }
+
+/// The PostgreSQL server of `TOOLNEXUS_PG_URL` (set by `.ci/pg-start`), or `None` after
+/// [`missing`].
+#[allow(dead_code)] // only the store tests need a database
+pub fn postgres_url() -> Option<String> {
+    match std::env::var("TOOLNEXUS_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            missing("PostgreSQL: TOOLNEXUS_PG_URL is not set (`. .ci/pg-start` starts one and sets it)");
+            None
+        }
+    }
+}

@@ -63,20 +63,6 @@ pub async fn fresh() -> TestDb {
     }
 }
 
-/// The PostgreSQL server URL of `TOOLNEXUS_PG_URL`, or `None` after a visible skip (a failure
-/// in CI, where `.ci/pg-start` sets it).
-pub fn pg_server() -> Option<String> {
-    match std::env::var("TOOLNEXUS_PG_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            peer::missing(
-                "PostgreSQL: TOOLNEXUS_PG_URL is not set (`. .ci/pg-start` starts one and sets it)",
-            );
-            None
-        }
-    }
-}
-
 /// `server` (a PostgreSQL URL) with its database name replaced by `name`.
 pub fn with_database(server: &str, name: &str) -> String {
     let mut url = url::Url::parse(server).expect("TOOLNEXUS_PG_URL is a URL");
@@ -96,7 +82,7 @@ pub fn via(server: &str, addr: SocketAddr) -> String {
 /// migrated. `None` (after a visible skip) when the variable is unset outside CI.
 pub async fn fresh_postgres() -> Option<TestDb> {
     static SEQ: AtomicU32 = AtomicU32::new(0);
-    let server = pg_server()?;
+    let server = peer::postgres_url()?;
     let name = format!(
         "tn_{}_{}_{}",
         std::process::id(),

@@ -16,7 +16,7 @@ mod replica;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use replica::{ended, ended_or, pg_url, replica_with, rpc, send};
+use replica::{ended, ended_or, replica_with, rpc, send};
 use serde_json::{Value, json};
 use toolnexus_mock::{MockModel, Scenario};
 
@@ -48,7 +48,7 @@ fn assert_clear(answer: &Value, shown: &str, password: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_running_across_a_postgres_restart_ends_and_the_pool_reconnects() {
-    let Some(store) = pg_url() else { return };
+    let Some(store) = peer::postgres_url() else { return };
     let Some(ctl) = std::env::var("TOOLNEXUS_PG_CTL").ok().filter(|c| !c.is_empty()) else {
         peer::missing("PostgreSQL control: TOOLNEXUS_PG_CTL is not set (`. .ci/pg-start` sets it)");
         return;

@@ -13,13 +13,13 @@ mod replica;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use replica::{ended, pg_url, replica, rpc, send};
+use replica::{ended, replica, rpc, send};
 use serde_json::json;
 use toolnexus_mock::{MockModel, Scenario};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_replicas_share_every_task_and_run_each_once() {
-    let Some(store) = pg_url() else { return };
+    let Some(store) = peer::postgres_url() else { return };
     let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await.unwrap();
     let replicas = [replica(&model, &store, 30_000), replica(&model, &store, 30_000)];
     let http = reqwest::Client::new();
@@ -85,7 +85,7 @@ async fn futures_join<T>(handles: Vec<tokio::task::JoinHandle<T>>) -> Vec<T> {
 
 #[tokio::test]
 async fn a_killed_replicas_task_is_failed_by_the_other_within_the_lease() {
-    let Some(store) = pg_url() else { return };
+    let Some(store) = peer::postgres_url() else { return };
     let model = MockModel::start("127.0.0.1:0", Scenario::Planner).await.unwrap();
     let mut one = replica(&model, &store, 600);
     let two = replica(&model, &store, 600);

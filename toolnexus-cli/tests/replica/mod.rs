@@ -1,6 +1,6 @@
 //! Shared by the tests that run `toolnexus serve --a2a --store postgres://…` processes (the
 //! real binary on the scripted model): start a replica, talk JSON-RPC to it, wait for a task
-//! to end. A test file using it declares `mod peer;` next to `mod replica;`.
+//! to end. Its test files take the database from `peer::postgres_url`.
 #![allow(dead_code)] // each test file uses a different part
 
 use std::io::{BufRead, BufReader};
@@ -9,8 +9,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolnexus_mock::MockModel;
-
-use crate::peer;
 
 /// A running replica; killed if the test fails before it does.
 pub struct Replica {
@@ -23,19 +21,6 @@ impl Drop for Replica {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// `TOOLNEXUS_PG_URL`, or `None` after a visible skip (a failure in CI).
-pub fn pg_url() -> Option<String> {
-    match std::env::var("TOOLNEXUS_PG_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            peer::missing(
-                "PostgreSQL: TOOLNEXUS_PG_URL is not set (`. .ci/pg-start` starts one and sets it)",
-            );
-            None
-        }
     }
 }
 
