@@ -1,15 +1,20 @@
-//! The one directory walker, on ripgrep's `ignore` (no ignore files honoured, hidden files
-//! included, `.git` and `node_modules` never entered): every file under a root as its path
-//! relative to the root, `/`-separated, and its path. The built-in `grep`/`glob` walk without
-//! following symlinks, in parallel; skill discovery follows them.
+//! The one directory walker, on `walkdir` (the walker ripgrep's own `ignore` is built on; no
+//! ignore files are honoured here, so nothing more is needed): every file under a root as its
+//! path relative to the root, `/`-separated, and its path. Hidden files are included, `.git`
+//! and `node_modules` are never entered. The built-in `grep`/`glob` walk without following
+//! symlinks; skill discovery follows them.
 //!
-//! The order files are found in is the file system's and the threads': callers sort.
+//! A walk that follows links runs on one thread (walkdir keeps it from looping); one that
+//! does not lists directories on several. The order files are found in is the file
+//! system's and the threads': callers sort.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use ignore::{DirEntry, WalkBuilder, WalkState};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError};
+
+use walkdir::WalkDir;
 
 /// Directories never descended into.
 const SKIPPED_DIRS: [&str; 2] = [".git", "node_modules"];
@@ -44,9 +49,10 @@ pub(crate) struct Walked {
 }
 
 /// Every file under the directory `root` whose relative path passes `keep`, looking at no
-/// more than `max_files` files. With `threads > 1` the walk runs on that many threads; `stop`
-/// returning `true` ends it early (what was found so far is returned). Unreadable entries are
-/// skipped, as a plain directory listing would.
+/// more than `max_files` files. A walk that does not follow links lists directories on
+/// `threads` threads; `stop` returning `true` ends a walk early (what was found so far is
+/// returned). Unreadable entries, and links that loop, are skipped, as a plain directory
+/// listing would.
 pub(crate) fn files(
     root: &Path,
     links: Links,
@@ -55,70 +61,163 @@ pub(crate) fn files(
     keep: impl Fn(&str) -> bool + Sync,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Walked {
-    let mut builder = WalkBuilder::new(root);
-    builder
-        .standard_filters(false)
-        .follow_links(links == Links::Follow)
-        .threads(threads)
-        .filter_entry(|e| {
-            e.depth() == 0
-                || !(e.file_type().is_some_and(|t| t.is_dir())
-                    && SKIPPED_DIRS.iter().any(|d| e.file_name() == *d))
-        });
-    // Only a walk that went through a link can find a file twice.
-    let linked = AtomicBool::new(false);
-    let (seen, stopped) = (AtomicUsize::new(0), AtomicBool::new(false));
-    let over_bound = || stop() || stopped.load(Ordering::Relaxed);
-    let found = |entry: DirEntry| -> Option<Found> {
-        if entry.path_is_symlink() {
-            linked.store(true, Ordering::Relaxed);
-        }
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            return None;
-        }
-        if seen.fetch_add(1, Ordering::Relaxed) >= max_files {
-            stopped.store(true, Ordering::Relaxed);
-            return None;
-        }
-        let rel = slash_path(entry.path().strip_prefix(root).ok()?);
-        keep(&rel).then(|| Found {
-            rel,
-            path: entry.into_path(),
-        })
-    };
-    let mut out = Vec::new();
-    if threads <= 1 {
-        for entry in builder.build() {
-            if over_bound() {
-                break;
-            }
-            out.extend(entry.ok().and_then(found));
-        }
-    } else {
-        let (tx, rx) = std::sync::mpsc::channel();
-        builder.build_parallel().run(|| {
-            let (tx, found) = (tx.clone(), &found);
-            let over_bound = &over_bound;
-            Box::new(move |entry| {
-                if over_bound() {
-                    return WalkState::Quit;
-                }
-                if let Some(f) = entry.ok().and_then(found) {
-                    let _ = tx.send(f);
-                }
-                WalkState::Continue
-            })
-        });
-        drop(tx);
-        out.extend(rx);
+    match links {
+        Links::Skip if threads > 1 => in_parallel(root, threads, max_files, &keep, stop),
+        _ => in_order(root, links, max_files, &keep, stop),
     }
-    if links == Links::Follow && linked.into_inner() {
+}
+
+/// The walk on one thread, by `walkdir`, which also keeps a followed link from looping.
+fn in_order(
+    root: &Path,
+    links: Links,
+    max_files: usize,
+    keep: &dyn Fn(&str) -> bool,
+    stop: &dyn Fn() -> bool,
+) -> Walked {
+    let walk = WalkDir::new(root)
+        .follow_links(links == Links::Follow)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !(e.file_type().is_dir() && skipped(e.file_name())));
+    // Only a walk that went through a link can find a file twice.
+    let mut linked = false;
+    let (mut seen, mut stopped) = (0usize, false);
+    let mut out = Vec::new();
+    for entry in walk {
+        if stop() {
+            break;
+        }
+        let Ok(entry) = entry else { continue };
+        linked |= entry.path_is_symlink();
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        if seen >= max_files {
+            stopped = true;
+            break;
+        }
+        seen += 1;
+        out.extend(found(root, entry.into_path(), keep));
+    }
+    if links == Links::Follow && linked {
         out = once_per_file(out);
     }
+    Walked { files: out, stopped }
+}
+
+/// Directories still to list, and how many are being listed (each may add more).
+struct Pending {
+    dirs: Vec<PathBuf>,
+    listing: usize,
+}
+
+/// A walk that follows no links (so cannot loop) on `threads` threads, each listing one
+/// directory at a time from a shared stack.
+#[cfg_attr(not(feature = "builtins"), allow(dead_code))]
+fn in_parallel(
+    root: &Path,
+    threads: usize,
+    max_files: usize,
+    keep: &(dyn Fn(&str) -> bool + Sync),
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Walked {
+    let pending = Mutex::new(Pending {
+        dirs: vec![root.to_path_buf()],
+        listing: 0,
+    });
+    let changed = Condvar::new();
+    let (seen, stopped) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let over = || stop() || stopped.load(Ordering::Relaxed);
+    let worker = || {
+        let mut out = Vec::new();
+        while let Some(dir) = next_dir(&pending, &changed, &over) {
+            // Handed back even if `keep` panics, so the other threads do not wait forever.
+            let mut listed = Listed {
+                pending: &pending,
+                changed: &changed,
+                subdirs: Vec::new(),
+            };
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if over() {
+                    break;
+                }
+                let Ok(kind) = entry.file_type() else { continue };
+                if kind.is_dir() {
+                    if !skipped(&entry.file_name()) {
+                        listed.subdirs.push(entry.path());
+                    }
+                } else if kind.is_file() {
+                    if seen.fetch_add(1, Ordering::Relaxed) >= max_files {
+                        stopped.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    out.extend(found(root, entry.path(), keep));
+                }
+            }
+        }
+        out
+    };
+    let files = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads).map(|_| s.spawn(worker)).collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
     Walked {
-        files: out,
+        files,
         stopped: stopped.into_inner(),
     }
+}
+
+/// The next directory to list, waiting while others are being listed (they may find more);
+/// `None` once none is left and none is being listed, or the walk is over.
+fn next_dir(pending: &Mutex<Pending>, changed: &Condvar, over: &dyn Fn() -> bool) -> Option<PathBuf> {
+    let mut p = pending.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if over() {
+            return None;
+        }
+        if let Some(dir) = p.dirs.pop() {
+            p.listing += 1;
+            return Some(dir);
+        }
+        if p.listing == 0 {
+            return None;
+        }
+        p = changed.wait(p).unwrap_or_else(PoisonError::into_inner);
+    }
+}
+
+/// One directory being listed: on drop, its subdirectories join the stack and the waiting
+/// threads look again.
+struct Listed<'a> {
+    pending: &'a Mutex<Pending>,
+    changed: &'a Condvar,
+    subdirs: Vec<PathBuf>,
+}
+
+impl Drop for Listed<'_> {
+    fn drop(&mut self) {
+        let mut p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        p.dirs.append(&mut self.subdirs);
+        p.listing -= 1;
+        self.changed.notify_all();
+    }
+}
+
+/// A directory never descended into.
+fn skipped(name: &std::ffi::OsStr) -> bool {
+    SKIPPED_DIRS.iter().any(|d| name == *d)
+}
+
+/// The file at `path` as a [`Found`] when `keep` accepts its path relative to `root`.
+fn found(root: &Path, path: PathBuf, keep: &dyn Fn(&str) -> bool) -> Option<Found> {
+    let rel = slash_path(path.strip_prefix(root).ok()?);
+    keep(&rel).then_some(Found { rel, path })
 }
 
 /// Each file once, under its shortest path: a file is the same when its directory resolves
@@ -189,15 +288,15 @@ mod tests {
         }
         // `b` is reached as `b` and `a/to_b`: listed once, under the shorter path; the link
         // back to the root is a loop; a linked file is a file of its own name.
+        assert_eq!(
+            rels(root, Links::Follow, 1),
+            [".hidden/h", "a/x.txt", "b/y.txt", "x_link"]
+        );
         for threads in [1, 4] {
-            assert_eq!(
-                rels(root, Links::Follow, threads),
-                [".hidden/h", "a/x.txt", "b/y.txt", "x_link"]
-            );
+            let stopped = files(root, Links::Skip, threads, usize::MAX, |_| true, &|| true);
+            assert!(stopped.files.is_empty());
+            let bounded = files(root, Links::Skip, threads, 2, |_| true, &|| false);
+            assert_eq!((bounded.files.len(), bounded.stopped), (2, true));
         }
-        let stopped = files(root, Links::Skip, 1, usize::MAX, |_| true, &|| true);
-        assert!(stopped.files.is_empty());
-        let bounded = files(root, Links::Skip, 1, 2, |_| true, &|| false);
-        assert_eq!((bounded.files.len(), bounded.stopped), (2, true));
     }
 }

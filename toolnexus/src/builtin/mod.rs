@@ -491,11 +491,13 @@ fn input_schema<T: schemars::JsonSchema>() -> Value {
 }
 
 /// Run blocking filesystem work off the async executor.
-async fn blocking<T, F>(tool: &'static str, work: F) -> Result<T, String>
-where
-    F: FnOnce() -> Result<T, String> + Send + 'static,
-    T: Send + 'static,
-{
+async fn blocking(
+    tool: &'static str,
+    work: impl FnOnce() -> Result<ToolResult, String> + Send + 'static,
+) -> Result<ToolResult, String> {
+    // Boxed, so that every built-in shares one blocking task type (one copy of tokio's task
+    // machinery instead of one per tool: less machine code to keep resident).
+    let work: Box<dyn FnOnce() -> Result<ToolResult, String> + Send> = Box::new(work);
     tokio::task::spawn_blocking(work)
         .await
         .unwrap_or_else(|e| Err(format!("{tool}: internal error: {e}")))

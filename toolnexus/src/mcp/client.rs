@@ -24,6 +24,7 @@ use super::config::{self, McpConfig, ServerConfig, Transport, expand_env};
 use super::resources;
 use super::session::{Conn, Notices, Session};
 use super::sse;
+use super::wire::Wire;
 use super::{McpError, McpStatus, McpStatuses};
 use crate::child::{self, ChildGuard};
 use crate::content::{ContentPart, Media, MediaSource};
@@ -561,7 +562,7 @@ pub(super) async fn connect(
     let conn = match &server.transport {
         Transport::Local { command, env, cwd } => {
             let (child, stdout, stdin) = spawn(command, env.iter(), cwd.as_deref())?;
-            let serve = handler.serve(super::stdio::Stdio::new(stdout, stdin));
+            let serve = handler.serve(Wire::Stdio(super::stdio::Stdio::new(stdout, stdin)));
             let running = tokio::time::timeout(limit, serve)
                 .await
                 .map_err(timed_out)?
@@ -572,7 +573,7 @@ pub(super) async fn connect(
             let (client, headers) = http_client(headers.iter(), limit)?;
             let streamable = streamable_transport(client.clone(), url, &headers, limit);
             let fallback = || Handler::new(wait_for.clone(), Arc::clone(notices));
-            match tokio::time::timeout(limit, handler.serve(streamable)).await {
+            match tokio::time::timeout(limit, handler.serve(Wire::Streamable(streamable))).await {
                 Ok(Ok(running)) => Conn::new(running, None),
                 Ok(Err(e)) => {
                     sse_fallback(initialize_failed(e), client, url, headers, limit, fallback()).await?
@@ -642,7 +643,7 @@ async fn sse_fallback(
     let transport = sse::Sse::connect(client, url, headers, limit)
         .await
         .map_err(|e| format!("{failed}; SSE fallback: {e}"))?;
-    match tokio::time::timeout(limit, handler.serve(transport)).await {
+    match tokio::time::timeout(limit, handler.serve(Wire::Sse(transport))).await {
         Ok(Ok(running)) => Ok(Conn::new(running, None)),
         Ok(Err(e)) => Err(format!("{failed}; SSE fallback: initialize failed: {e}")),
         Err(_) => Err(format!(

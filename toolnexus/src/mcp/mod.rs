@@ -36,6 +36,8 @@ mod session;
 mod sse;
 #[cfg(feature = "mcp")]
 mod stdio;
+#[cfg(feature = "mcp")]
+mod wire;
 
 #[cfg(all(feature = "mcp", feature = "serve"))]
 pub(crate) use client::tool_list_changes;
