@@ -13,7 +13,9 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, ProgressNotificationParam,
 };
-use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext};
+use rmcp::service::{
+    ClientInitializeError, InboundStreamOrigin, NotificationContext, RequestContext, RunningService,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
@@ -549,42 +551,41 @@ fn collect_parts(content: &[Value]) -> Vec<ContentPart> {
 
 /// Spawn or reach one server, initialize, and list its tools — each phase bounded by the
 /// server's timeout. On failure everything started is torn down before returning.
+///
+/// Its helpers are kept out of line and its awaits boxed: inlined, their locals made this
+/// poll's frame 70 KB, under which rmcp's handshake then ran, and the deepest stack a process
+/// reaches stays resident.
 pub(super) async fn connect(
     server: &ServerConfig,
     wait_for: Option<WaitFor>,
     notices: &Arc<Notices>,
 ) -> Result<(Conn, Vec<Listed>), String> {
     let limit = server.timeout;
-    let handler = Handler::new(wait_for.clone(), Arc::clone(notices));
     let ms = limit.as_millis();
-    let initialize_failed = |e: rmcp::service::ClientInitializeError| format!("initialize failed: {e}");
-    let timed_out = |_| format!("initialize timed out after {ms}ms");
+    let handler = Handler::new(wait_for.clone(), Arc::clone(notices));
     let conn = match &server.transport {
         Transport::Local { command, env, cwd } => {
             let (child, stdout, stdin) = spawn(command, env.iter(), cwd.as_deref())?;
-            let serve = handler.serve(Wire::Stdio(super::stdio::Stdio::new(stdout, stdin)));
-            let running = tokio::time::timeout(limit, serve)
-                .await
-                .map_err(timed_out)?
-                .map_err(initialize_failed)?;
-            Conn::new(running, Some(child))
+            let wire = Wire::Stdio(super::stdio::Stdio::new(stdout, stdin));
+            Conn::new(initialize(handler, wire, limit).await?, Some(child))
         }
         Transport::Remote { url, headers } => {
             let (client, headers) = http_client(headers.iter(), limit)?;
             let streamable = streamable_transport(client.clone(), url, &headers, limit);
-            let fallback = || Handler::new(wait_for.clone(), Arc::clone(notices));
-            match tokio::time::timeout(limit, handler.serve(Wire::Streamable(streamable))).await {
-                Ok(Ok(running)) => Conn::new(running, None),
-                Ok(Err(e)) => {
-                    sse_fallback(initialize_failed(e), client, url, headers, limit, fallback()).await?
-                }
-                Err(elapsed) => {
-                    sse_fallback(timed_out(elapsed), client, url, headers, limit, fallback()).await?
+            match initialize(handler, Wire::Streamable(streamable), limit).await {
+                Ok(running) => Conn::new(running, None),
+                Err(failed) => {
+                    let handler = Handler::new(wait_for.clone(), Arc::clone(notices));
+                    let fallback: BoxFuture<'_, Result<Conn, String>> =
+                        Box::pin(sse_fallback(failed, client, url, headers, limit, handler));
+                    fallback.await?
                 }
             }
         }
     };
-    match tokio::time::timeout(limit, conn.list_tools(&server.name, limit)).await {
+    // Boxed behind `dyn` like the handshake: a frame of its own, not a part of this one.
+    let listing: BoxFuture<'_, Result<Vec<Listed>, String>> = Box::pin(conn.list_tools(&server.name, limit));
+    match tokio::time::timeout(limit, listing).await {
         Ok(Ok(listed)) => Ok((conn, listed)),
         Ok(Err(reason)) => {
             conn.close(limit).await;
@@ -597,6 +598,7 @@ pub(super) async fn connect(
     }
 }
 
+#[inline(never)] // see `connect`
 fn spawn<'a>(
     command: &[String],
     env: impl Iterator<Item = (&'a str, &'a str)>,
@@ -643,18 +645,35 @@ async fn sse_fallback(
     let transport = sse::Sse::connect(client, url, headers, limit)
         .await
         .map_err(|e| format!("{failed}; SSE fallback: {e}"))?;
-    match tokio::time::timeout(limit, handler.serve(Wire::Sse(transport))).await {
-        Ok(Ok(running)) => Ok(Conn::new(running, None)),
-        Ok(Err(e)) => Err(format!("{failed}; SSE fallback: initialize failed: {e}")),
-        Err(_) => Err(format!(
-            "{failed}; SSE fallback: initialize timed out after {}ms",
-            limit.as_millis()
-        )),
-    }
+    initialize(handler, Wire::Sse(transport), limit)
+        .await
+        .map(|running| Conn::new(running, None))
+        .map_err(|reason| format!("{failed}; SSE fallback: {reason}"))
+}
+
+/// The MCP handshake over `wire`, bounded by `limit`. Boxed: rmcp's handshake future is
+/// large, and its temporaries would otherwise sit in every caller's stack frame (the deepest
+/// stack a process reaches stays resident).
+fn initialize(
+    handler: Handler,
+    wire: Wire,
+    limit: Duration,
+) -> BoxFuture<'static, Result<RunningService<RoleClient, Handler>, String>> {
+    Box::pin(async move {
+        // Behind `dyn` too, so that its poll is a frame of its own rather than inlined here.
+        let serve: BoxFuture<'static, Result<RunningService<RoleClient, Handler>, ClientInitializeError>> =
+            Box::pin(handler.serve(wire));
+        match tokio::time::timeout(limit, serve).await {
+            Ok(Ok(running)) => Ok(running),
+            Ok(Err(e)) => Err(format!("initialize failed: {e}")),
+            Err(_) => Err(format!("initialize timed out after {}ms", limit.as_millis())),
+        }
+    })
 }
 
 /// The HTTP client and the configured headers (values expanded and marked sensitive) one
 /// remote server's transports use.
+#[inline(never)] // see `connect`
 fn http_client<'a>(
     headers: impl Iterator<Item = (&'a str, &'a str)>,
     limit: Duration,
@@ -677,6 +696,7 @@ fn http_client<'a>(
     Ok((client, custom))
 }
 
+#[inline(never)] // see `connect`
 fn streamable_transport(
     client: reqwest::Client,
     url: &str,
@@ -701,6 +721,7 @@ pub(super) struct Handler {
 }
 
 impl Handler {
+    #[inline(never)] // see `connect`
     fn new(wait_for: Option<WaitFor>, notices: Arc<Notices>) -> Self {
         let capabilities = if wait_for.is_some() {
             json!({"elicitation": {"form": {}, "url": {}}})
