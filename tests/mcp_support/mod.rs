@@ -55,15 +55,28 @@ pub async fn call(tk: &Toolkit, name: &str, args: Value) -> ToolResult {
     tk.execute(name, args, ToolContext::default()).await
 }
 
-/// `true` while `pid` is a live (non-zombie) process.
+/// `true` while `pid` runs, or has not finished exiting.
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the parenthesised command name: `pid (comm) S …`.
+        // The state follows the parenthesised command name: `pid (comm) S …`. A zombie whose
+        // other threads are still exiting cannot be reaped yet, so its parent still sees it
+        // running: it counts as dead once it is the last thread.
         Ok(stat) => stat
             .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']) || threads(pid) > 1),
         Err(_) => false,
     }
+}
+
+/// The threads `pid` has left (`Threads:` of its status; 0 when it is gone).
+fn threads(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Threads:").map(|n| n.trim().parse().ok()))?
+        })
+        .unwrap_or(0)
 }
 
 /// Wait (bounded) until `pid` is no longer a live process.
