@@ -1,6 +1,8 @@
 //! `grep`: search file contents by regex under a directory, as `file:line:text` lines,
 //! capped at `limit` (default 100). Binary (NUL-holding) and non-UTF-8 files are skipped.
-//! Built on ripgrep's crates: the parallel `ignore` walk, `grep-regex`, `grep-searcher`.
+//! Matching is ripgrep's `grep-regex`, configured so that no match spans a line; each match
+//! found in a whole file then names its line directly (what `grep-searcher` does for a file
+//! already in memory, without its transcoding machinery, which valid UTF-8 never needs).
 //!
 //! Bounded every way a tree can be large: files looked at ([`MAX_FILES`]), bytes per file
 //! and in all, matches whatever `limit` asks, and bytes per printed line.
@@ -8,10 +10,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use grep_matcher::LineTerminator;
+use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::sinks::UTF8;
-use grep_searcher::{Searcher, SearcherBuilder};
 use schemars::JsonSchema;
 use serde_json::Value;
 
@@ -79,14 +79,7 @@ pub(super) fn tool(ws: Arc<Workspace>) -> Tool {
 async fn run(ws: Arc<Workspace>, args: Value) -> Result<ToolResult, String> {
     let args = GrepArgs::parse(&args)?;
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).min(MAX_MATCHES);
-    let matcher = RegexMatcherBuilder::new()
-        // `^`/`$` anchor at line boundaries and no match spans lines, as in line-by-line search.
-        .multi_line(true)
-        .line_terminator(Some(b'\n'))
-        // A CRLF line ends where its text ends, as in the other ports' text-mode reads.
-        .crlf(true)
-        .build(&args.pattern)
-        .map_err(|e| format!("grep: invalid regex: {e}"))?;
+    let matcher = line_matcher(&args.pattern).map_err(|e| format!("grep: invalid regex: {e}"))?;
     let include = args
         .include
         .as_deref()
@@ -140,10 +133,6 @@ fn search(files: &[Found], matcher: &RegexMatcher, limit: usize, stop: &StopFlag
     let read = AtomicU64::new(0);
     let out_of_bytes = AtomicBool::new(false);
     let worker = || {
-        let mut searcher = SearcherBuilder::new()
-            .line_number(true)
-            .line_terminator(LineTerminator::crlf())
-            .build();
         let mut buf = Vec::new();
         let mut hits: Vec<(usize, Vec<String>)> = Vec::new();
         while found.load(Ordering::Relaxed) < limit && !stop.is_set() {
@@ -158,7 +147,7 @@ fn search(files: &[Found], matcher: &RegexMatcher, limit: usize, stop: &StopFlag
                 continue;
             }
             read.fetch_add(buf.len() as u64, Ordering::Relaxed);
-            let lines = search_bytes(&mut searcher, matcher, file, &buf, limit);
+            let lines = search_bytes(matcher, file, &buf, limit);
             if !lines.is_empty() {
                 found.fetch_add(lines.len(), Ordering::Relaxed);
                 hits.push((i, lines));
@@ -200,28 +189,52 @@ fn read_file(file: &Found, buf: &mut Vec<u8>) -> bool {
         && read_at_most(&mut handle, MAX_SEARCH_BYTES, buf).unwrap_or(false)
 }
 
+/// `pattern` as grep applies it, line by line.
+fn line_matcher(pattern: &str) -> Result<RegexMatcher, grep_regex::Error> {
+    RegexMatcherBuilder::new()
+        // `^`/`$` anchor at line boundaries and no match spans lines, as in line-by-line search.
+        .multi_line(true)
+        .line_terminator(Some(b'\n'))
+        // A CRLF line ends where its text ends, as in the other ports' text-mode reads.
+        .crlf(true)
+        .build(pattern)
+}
+
 /// Up to `limit` `rel:line:text` matches in one file's bytes; none for a binary or
-/// non-UTF-8 file.
-fn search_bytes(
-    searcher: &mut Searcher,
-    matcher: &RegexMatcher,
-    file: &Found,
-    bytes: &[u8],
-    limit: usize,
-) -> Vec<String> {
-    if looks_binary(bytes) || std::str::from_utf8(bytes).is_err() {
+/// non-UTF-8 file. A match cannot span lines (the matcher's line terminator), so the line
+/// around each match is the matching line; the search resumes at the next line.
+fn search_bytes(matcher: &RegexMatcher, file: &Found, bytes: &[u8], limit: usize) -> Vec<String> {
+    if looks_binary(bytes) {
         return Vec::new();
     }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Vec::new();
+    };
     let mut lines = Vec::new();
-    let sink = UTF8(|line_number, line: &str| {
-        let text = line.strip_suffix('\n').unwrap_or(line);
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        lines.push(format!("{}:{line_number}:{}", file.rel, cut_line(text)));
-        Ok(lines.len() < limit)
-    });
-    // The bytes are valid UTF-8 and the sink never fails, so this cannot error.
-    if let Err(e) = searcher.search_slice(matcher, bytes, sink) {
-        tracing::debug!(file = %file.rel, error = %e, "grep: search failed; file skipped");
+    // `at` is always the start of a line; `counted` the line start `number` belongs to.
+    let (mut at, mut counted, mut number) = (0, 0, 1);
+    while at < bytes.len() && lines.len() < limit {
+        let found = match matcher.find_at(bytes, at) {
+            Ok(Some(found)) => found,
+            Ok(None) => break,
+            Err(e) => {
+                tracing::debug!(file = %file.rel, error = %e, "grep: search failed; file skipped");
+                break;
+            }
+        };
+        // The empty string after a final line break is no line.
+        if found.start() == bytes.len() && bytes.ends_with(b"\n") {
+            break;
+        }
+        let start = memchr::memrchr(b'\n', &bytes[at..found.start()]).map_or(at, |i| at + i + 1);
+        let end = memchr::memchr(b'\n', &bytes[found.start()..]).map_or(bytes.len(), |i| found.start() + i);
+        number += memchr::memchr_iter(b'\n', &bytes[counted..start]).count();
+        counted = start;
+        // Both ends are at a line break or an end of the text, so at character boundaries.
+        let line = &text[start..end];
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        lines.push(format!("{}:{number}:{}", file.rel, cut_line(line)));
+        at = end + 1;
     }
     lines
 }
@@ -255,7 +268,7 @@ mod tests {
                 }
             })
             .collect();
-        let matcher = RegexMatcherBuilder::new().build("hit").unwrap();
+        let matcher = line_matcher("hit").unwrap();
         let stop = StopFlag::default();
         let all = search(&files, &matcher, 1000, &stop, 10_000);
         assert_eq!((all.lines.len(), all.out_of_bytes), (125, false));
@@ -263,6 +276,32 @@ mod tests {
         let part = search(&files, &matcher, 1000, &stop, 250);
         assert_eq!((part.lines.len(), part.out_of_bytes), (75, true));
         assert_eq!(part.lines[74], "f2:25:hit");
+    }
+
+    #[test]
+    fn each_matching_line_once_with_its_number() {
+        let file = Found {
+            rel: "f".into(),
+            path: "f".into(),
+        };
+        let search = |pattern: &str, text: &str, limit: usize| {
+            search_bytes(&line_matcher(pattern).unwrap(), &file, text.as_bytes(), limit)
+        };
+        let text = "alpha\r\nbeta beta\n\ngamma\ndelta";
+        assert_eq!(search("beta", text, 100), ["f:2:beta beta"]);
+        assert_eq!(
+            search("a$", text, 100),
+            ["f:1:alpha", "f:2:beta beta", "f:4:gamma", "f:5:delta"]
+        );
+        assert_eq!(search("a", text, 2), ["f:1:alpha", "f:2:beta beta"]);
+        assert_eq!(search("^$", text, 100), ["f:3:"]);
+        assert!(search("^$", "a\n", 100).is_empty());
+        // An empty match names its line once; no line follows the last line break.
+        assert_eq!(search("x*", "a\nb\n", 100), ["f:1:a", "f:2:b"]);
+        assert_eq!(search("é+", "café\nnaïve\nété", 100), ["f:1:café", "f:3:été"]);
+        assert!(search("a", "", 100).is_empty());
+        // A match can never span lines: a pattern that must is refused.
+        assert!(line_matcher("a\nb").is_err());
     }
 
     #[test]
