@@ -284,10 +284,20 @@ start_mock() {
 
 drive() { # DRIVER MODE RUNS WARMUP [wrapper...]
   local path=$1 mode=$2 runs=$3 warmup=$4; shift 4
-  # The whole binary in the page cache first: the kernel maps cached neighbours of each page a
-  # process touches (fault-around), so resident code depends on what is cached. Fully cached is
-  # the state of a binary in steady use, and the same for every driver.
-  cat "$path" > /dev/null
+  # Resident code depends on what of the binary the page cache holds, and how: the kernel maps
+  # the cached neighbours of each page a process touches (fault-around) and, with large
+  # page-cache folios (Linux 6.18 here), whole folios. A binary just written by the linker, or
+  # read whole with `cat`, is cached in large folios and keeps 0.5-1 MiB more resident, by
+  # chance of their boundaries. So every measured process finds its binary cached the same way:
+  # evicted, then started once (what a binary started before has cached).
+  sync "$path"
+  dd if="$path" iflag=nocache count=0 status=none
+  start "$path" "$mode" 1 0 > /dev/null
+  start "$path" "$mode" "$runs" "$warmup" "$@"
+}
+
+start() { # DRIVER MODE RUNS WARMUP [wrapper...]
+  local path=$1 mode=$2 runs=$3 warmup=$4; shift 4
   "$@" "$path" --mode "$mode" --mock "$mock" --mcp-cmd "$bin/toolnexus-testserver bench" \
     --skills "$repo/examples/skills" --runs "$runs" --warmup "$warmup"
 }
