@@ -1,12 +1,9 @@
-//! The one directory walker, on `walkdir` (the walker ripgrep's own `ignore` is built on; no
-//! ignore files are honoured here, so nothing more is needed): every file under a root as its
-//! path relative to the root, `/`-separated, and its path. Hidden files are included, `.git`
-//! and `node_modules` are never entered. The built-in `grep`/`glob` walk without following
-//! symlinks; skill discovery follows them.
-//!
-//! A walk that follows links runs on one thread (walkdir keeps it from looping); one that
-//! does not lists directories on several. The order files are found in is the file
-//! system's and the threads': callers sort.
+//! The one directory walk: every file under a root as its path relative to the root,
+//! `/`-separated, and its path. No ignore files are honoured, hidden files are included, `.git`
+//! and `node_modules` are never entered. Skill discovery follows symlinks and walks on one
+//! thread with `walkdir` (the walker ripgrep's `ignore` is built on), which keeps a followed
+//! link from looping; the built-in `grep`/`glob` follow none and list directories on several
+//! threads. The order files are found in is the file system's and the threads': callers sort.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
