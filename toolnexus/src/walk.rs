@@ -296,4 +296,35 @@ mod tests {
             assert_eq!((bounded.files.len(), bounded.stopped), (2, true));
         }
     }
+
+    #[test]
+    fn a_panic_while_listing_ends_the_parallel_walk_instead_of_hanging_it() {
+        // One file, one level down: while one thread lists `a` and panics, the others wait
+        // for what it may find.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        std::fs::write(dir.path().join("a/f"), "").unwrap();
+        let root = dir.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        // On its own thread, so that a hang fails the test after the bound instead of hanging it.
+        std::thread::spawn(move || {
+            let walked = std::panic::catch_unwind(|| {
+                files(
+                    &root,
+                    Links::Skip,
+                    4,
+                    usize::MAX,
+                    |_| panic!("a filter that fails"),
+                    &|| false,
+                )
+            });
+            let _ = tx.send(walked.is_err());
+        });
+        let panicked = rx.recv_timeout(std::time::Duration::from_secs(20));
+        assert_eq!(
+            panicked,
+            Ok(true),
+            "the panic reaches the caller and no thread waits forever"
+        );
+    }
 }
